@@ -1,0 +1,1 @@
+"""tau's application: CLI, config, agent loop, sessions, TUI, server."""

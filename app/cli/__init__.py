@@ -1,0 +1,1 @@
+"""tau's command line: one module per subcommand, each with ``register(subparsers)``."""

@@ -1,0 +1,201 @@
+"""The engine's public vocabulary: sampling settings, events, stats and the Engine protocol.
+
+Everything here is plain data (frozen dataclasses) so front ends (agent, TUI, server)
+can depend on it without importing llama_cpp.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+SPEC_MODES = ("off", "ngram", "draft", "mtp", "auto")
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """How to pick tokens. temperature 0 means greedy."""
+
+    temperature: float = 0.0
+    top_k: int = 0
+    top_p: float = 1.0
+    min_p: float = 0.0
+    repeat_penalty: float = 1.0
+    repeat_last_n: int = 64
+    seed: int | None = None
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature <= 0.0
+
+
+@dataclass(frozen=True)
+class GenerateRequest:
+    """One completion. ``prompt`` is raw text (already chat-templated if needed) or token ids."""
+
+    prompt: str | tuple[int, ...]
+    max_tokens: int = 512
+    sampling: SamplingParams = field(default_factory=SamplingParams)
+    stop: tuple[str, ...] = ()
+    spec: str = "auto"  # one of SPEC_MODES
+
+
+@dataclass(frozen=True)
+class GenStats:
+    """Counters and rates of one generation (or a running snapshot of one)."""
+
+    prompt_tokens: int = 0
+    reused_tokens: int = 0  # prompt tokens served from the KV cache (prefix reuse)
+    completion_tokens: int = 0
+    prefill_s: float = 0.0
+    decode_s: float = 0.0
+    wall_s: float = 0.0
+    verify_passes: int = 0  # llama_decode calls in the decode phase
+    drafted: dict[str, int] = field(default_factory=dict)  # per drafter
+    accepted: dict[str, int] = field(default_factory=dict)  # per drafter
+    accept_by_pos: tuple[float, ...] = ()  # P(accept at draft position i | reached i)
+    ceiling_tok_s: float = 0.0  # memory bandwidth / bytes of weights per token
+    near_tie_divergences: int = 0
+
+    @property
+    def tau(self) -> float:
+        """Tokens emitted per verify pass (accepted drafts + 1)."""
+        return self.completion_tokens / self.verify_passes if self.verify_passes else 0.0
+
+    @property
+    def prefill_tok_s(self) -> float:
+        n = self.prompt_tokens - self.reused_tokens
+        return n / self.prefill_s if self.prefill_s > 0 else 0.0
+
+    @property
+    def decode_tok_s(self) -> float:
+        return self.completion_tokens / self.decode_s if self.decode_s > 0 else 0.0
+
+    @property
+    def wall_tok_s(self) -> float:
+        return self.completion_tokens / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def ceiling_frac(self) -> float:
+        return self.decode_tok_s / self.ceiling_tok_s if self.ceiling_tok_s > 0 else 0.0
+
+    def to_dict(self) -> dict:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "reused_tokens": self.reused_tokens,
+            "completion_tokens": self.completion_tokens,
+            "prefill_s": round(self.prefill_s, 4),
+            "decode_s": round(self.decode_s, 4),
+            "wall_s": round(self.wall_s, 4),
+            "verify_passes": self.verify_passes,
+            "tau": round(self.tau, 3),
+            "accept_by_pos": [round(a, 3) for a in self.accept_by_pos],
+            "drafted": dict(self.drafted),
+            "accepted": dict(self.accepted),
+            "prefill_tok_s": round(self.prefill_tok_s, 2),
+            "decode_tok_s": round(self.decode_tok_s, 2),
+            "wall_tok_s": round(self.wall_tok_s, 2),
+            "ceiling_tok_s": round(self.ceiling_tok_s, 2),
+            "ceiling_frac": round(self.ceiling_frac, 4),
+            "near_tie_divergences": self.near_tie_divergences,
+        }
+
+
+# ---- events streamed by Engine.stream -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TokenEvent:
+    """New completion text (may cover several tokens accepted in one verify pass)."""
+
+    text: str
+    token_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class StatsEvent:
+    """A running snapshot of the generation's stats (sent a few times a second)."""
+
+    stats: GenStats
+
+
+@dataclass(frozen=True)
+class DoneEvent:
+    """The generation ended. finish_reason: 'stop' | 'length' | 'cancelled' | 'error'."""
+
+    text: str
+    token_ids: tuple[int, ...]
+    finish_reason: str
+    stats: GenStats
+    error: str | None = None
+
+
+EngineEvent = TokenEvent | StatsEvent | DoneEvent
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    name: str
+    path: str
+    n_ctx: int
+    arch: str = ""
+    quant: str = ""
+    size_bytes: int = 0
+    draft_name: str | None = None
+    backend: str = "llama.cpp"
+
+
+class CancelToken:
+    """Set from any thread; the engine checks it between verify passes."""
+
+    def __init__(self) -> None:
+        self._ev = threading.Event()
+
+    def cancel(self) -> None:
+        self._ev.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._ev.is_set()
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """What front ends (agent loop, TUI, server) need from an engine.
+
+    Implementations: engine.local.LocalEngine (llama.cpp in-process),
+    engine.scripted.ScriptedEngine (tests), app-side remote engines (HTTP).
+    """
+
+    @property
+    def info(self) -> ModelInfo: ...
+
+    def count_tokens(self, text: str) -> int: ...
+
+    def chat_prompt(
+        self, messages: Sequence[dict], tools: Sequence[dict] | None = None, add_generation_prompt: bool = True
+    ) -> str:
+        """Render messages ({'role', 'content', ...}) with the model's chat template."""
+        ...
+
+    def stream(self, request: GenerateRequest, cancel: CancelToken | None = None) -> Iterator[EngineEvent]:
+        """Generate; yields TokenEvent/StatsEvent and always ends with exactly one DoneEvent."""
+        ...
+
+    def register_context(self, key: str, text: str) -> None:
+        """Feed text (e.g. a repository file) to the n-gram drafter. Same key replaces."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def generate(engine: Engine, request: GenerateRequest, cancel: CancelToken | None = None) -> DoneEvent:
+    """Run a request to completion and return its DoneEvent."""
+    done: DoneEvent | None = None
+    for ev in engine.stream(request, cancel):
+        if isinstance(ev, DoneEvent):
+            done = ev
+    assert done is not None, "engine stream ended without DoneEvent"
+    return done

@@ -1,0 +1,1 @@
+"""TUI themes as data."""

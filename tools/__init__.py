@@ -1,0 +1,1 @@
+"""tau's hands: files, search, shell, git, and the permission rules around them."""
