@@ -1,0 +1,1 @@
+"""Drafters: each proposes tokens the target model then verifies."""

@@ -1,0 +1,38 @@
+"""The drafter protocol: given the token history, propose up to ``max_len`` next tokens."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Draft:
+    """Proposed tokens. ``probs`` is None for deterministic drafts (verified by sample-and-match);
+    for stochastic drafts it holds q(token) distributions, one row per drafted token
+    (verified by the min(1, p/q) rule)."""
+
+    tokens: tuple[int, ...]
+    source: str
+    probs: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+
+@runtime_checkable
+class Drafter(Protocol):
+    name: str
+
+    def propose(self, history: Sequence[int], max_len: int) -> Draft:
+        """Draft continuations of ``history`` (the full token sequence so far: prompt + output).
+
+        The drafter keeps whatever state it needs in sync with ``history`` itself (it may
+        be a continuation of the last call's history or a different sequence altogether).
+        """
+        ...
+
+    def reset(self) -> None: ...
