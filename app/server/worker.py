@@ -1,0 +1,115 @@
+"""The single engine stream, shared by all requests through a FIFO queue.
+
+One worker thread takes jobs in submission order and runs ``engine.stream`` for each; events
+go back to the request's asyncio loop. A job cancelled while waiting is dropped without
+touching the engine; a job cancelled while running stops at the engine's next check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+
+from engine.types import CancelToken, DoneEvent, Engine, EngineEvent, GenerateRequest, GenStats
+
+log = logging.getLogger("tau.server")
+
+
+class Job:
+    def __init__(self, seq: int, request: GenerateRequest, loop: asyncio.AbstractEventLoop) -> None:
+        self.seq = seq
+        self.request = request
+        self.cancel = CancelToken()
+        self.loop = loop
+        self.events: asyncio.Queue[EngineEvent] = asyncio.Queue()
+        self.enqueued_at = time.monotonic()
+        self.started_at: float | None = None
+        self.finished = threading.Event()
+
+    def push(self, ev: EngineEvent) -> None:
+        try:
+            self.loop.call_soon_threadsafe(self.events.put_nowait, ev)
+        except RuntimeError:  # the loop is gone (server shutting down)
+            self.cancel.cancel()
+
+
+class EngineWorker:
+    """FIFO queue in front of one engine. ``on_done(job, done)`` is called in the worker thread."""
+
+    def __init__(self, engine: Engine, on_done: Callable[[Job, DoneEvent], None] | None = None) -> None:
+        self.engine = engine
+        self.on_done = on_done
+        self._q: queue.Queue[Job | None] = queue.Queue()
+        self._seq = itertools.count(1)
+        self._lock = threading.Lock()
+        self.waiting = 0
+        self.running: Job | None = None
+        self.served: list[int] = []  # seq numbers in the order the engine started them (bounded)
+        self._thread = threading.Thread(target=self._run, name="tau-engine-worker", daemon=True)
+        self._thread.start()
+
+    @property
+    def queue_length(self) -> int:
+        """Jobs waiting plus the one running."""
+        return self.waiting + (1 if self.running is not None else 0)
+
+    def submit(self, request: GenerateRequest, loop: asyncio.AbstractEventLoop | None = None) -> Job:
+        job = Job(0, request, loop or asyncio.get_running_loop())
+        with self._lock:
+            job.seq = next(self._seq)
+            self.waiting += 1
+            self._q.put(job)
+        return job
+
+    def close(self, timeout: float = 5.0) -> None:
+        if self.running is not None:
+            self.running.cancel.cancel()
+        self._q.put(None)
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while True:
+            job = self._q.get()
+            if job is None:
+                return
+            with self._lock:
+                self.waiting -= 1
+            if job.cancel.cancelled:
+                done = DoneEvent("", (), "cancelled", GenStats())
+                job.push(done)
+                self._finish(job, done)
+                continue
+            self.running = job
+            job.started_at = time.monotonic()
+            self.served.append(job.seq)
+            del self.served[:-1000]
+            done = None
+            try:
+                for ev in self.engine.stream(job.request, job.cancel):
+                    if isinstance(ev, DoneEvent):
+                        done = ev
+                    job.push(ev)
+                    if done is not None:
+                        break
+            except Exception as e:  # an engine bug must not kill the server
+                log.exception("engine stream failed")
+                done = DoneEvent("", (), "error", GenStats(), error=f"engine error: {e}")
+                job.push(done)
+            if done is None:
+                done = DoneEvent("", (), "error", GenStats(), error="engine stream ended without a result")
+                job.push(done)
+            self.running = None
+            self._finish(job, done)
+
+    def _finish(self, job: Job, done: DoneEvent) -> None:
+        job.finished.set()
+        if self.on_done is not None:
+            try:
+                self.on_done(job, done)
+            except Exception:  # pragma: no cover - metrics must never break serving
+                log.exception("on_done failed")
