@@ -1,0 +1,149 @@
+"""write_file and edit_file: change text files atomically, keeping encoding, line ends and
+mode; every change is shown as a unified diff, approved per the permission mode and journaled
+for undo."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tools.atomic import atomic_write
+from tools.base import ToolContext, ToolResult
+from tools.capping import cap_text
+from tools.diffs import diff_stats, make_diff
+from tools.matching import apply_edit
+from tools.permissions_types import ApprovalRequest
+from tools.secret_files import is_secret_path
+from tools.textio import DecodedText, NotText, TextFormat, Unencodable, decode, encode, normalize_newlines
+from tools.toolkit import (
+    BaseTool,
+    ToolError,
+    arg_str,
+    ask,
+    record_write,
+    refuse_git_internals,
+    workspace_path,
+)
+
+MAX_EDIT_BYTES = 10 * 1024 * 1024
+MAX_DIFF_SHOWN = 8_000
+
+
+def load_text(path: Path, rel: str) -> DecodedText:
+    size = path.stat().st_size
+    if size > MAX_EDIT_BYTES:
+        raise ToolError(f"{rel} is too large to edit ({size} bytes)")
+    try:
+        return decode(path.read_bytes())
+    except NotText:
+        raise ToolError(f"{rel} is a binary file; only text files can be edited") from None
+
+
+def _target(ctx: ToolContext, raw: str) -> tuple[Path, str]:
+    path, rel = workspace_path(ctx, raw)
+    refuse_git_internals(rel)
+    if path.is_dir():
+        raise ToolError(f"{rel} is a directory")
+    return path, rel
+
+
+def apply_change(
+    ctx: ToolContext,
+    tool: str,
+    path: Path,
+    rel: str,
+    old: str | None,
+    new: str,
+    fmt: TextFormat,
+    note: str = "",
+    show_diff: bool = False,
+) -> ToolResult:
+    """Diff, approve, journal and atomically write ``new`` (``old`` None: a new file)."""
+    diff = make_diff(rel, old or "", new)
+    if old is not None and not diff:
+        return ToolResult(ok=True, output=f"no changes: {rel} already has this content", paths=(rel,))
+    try:
+        data = encode(new, fmt)
+    except Unencodable as e:
+        raise ToolError(f"cannot write {rel}: {e}") from None
+    verb = "create" if old is None else "edit"
+    rejection = ask(ctx, ApprovalRequest(kind="edit", tool=tool, summary=f"{verb} {rel}", diff=diff, path=rel))
+    if rejection is not None:
+        return rejection
+    record_write(ctx, path)
+    atomic_write(path, data)
+    added, removed = diff_stats(diff)
+    lines = [f"{verb}d {rel} (+{added} -{removed})"]
+    if note:
+        lines.append(note)
+    if show_diff and not is_secret_path(rel):
+        lines.append(cap_text(diff, MAX_DIFF_SHOWN))
+    return ToolResult(ok=True, output="\n".join(lines), diff=diff, paths=(rel,))
+
+
+class WriteFile(BaseTool):
+    name = "write_file"
+    description = "Create a file or replace a file's whole content."
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "file path relative to the workspace root"},
+            "content": {"type": "string", "description": "the complete new content of the file"},
+        },
+        "required": ["path", "content"],
+    }
+    kind = "edit"
+
+    def _run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path, rel = _target(ctx, arg_str(args, "path", required=True))
+        content = normalize_newlines(arg_str(args, "content", required=True))
+        if path.exists():
+            decoded = load_text(path, rel)
+            return apply_change(ctx, self.name, path, rel, decoded.text, content, decoded.fmt)
+        return apply_change(ctx, self.name, path, rel, None, content, TextFormat())
+
+
+class EditFile(BaseTool):
+    name = "edit_file"
+    description = (
+        "Replace one place in a file: search is the exact current text (a few whole lines, "
+        "unique in the file), replace is the new text. Small whitespace differences are tolerated."
+    )
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "file path relative to the workspace root"},
+            "search": {"type": "string", "description": "existing text to replace, copied from the file"},
+            "replace": {"type": "string", "description": "text to put in its place"},
+        },
+        "required": ["path", "search", "replace"],
+    }
+    kind = "edit"
+
+    def _run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path, rel = _target(ctx, arg_str(args, "path", required=True))
+        search = normalize_newlines(arg_str(args, "search", required=True))
+        replace = normalize_newlines(arg_str(args, "replace", required=False))
+        if not path.exists():
+            raise ToolError(f"file not found: {rel}; use write_file to create it")
+        decoded = load_text(path, rel)
+        outcome = apply_edit(decoded.text, search, replace, rel)
+        if not outcome.ok or outcome.new_text is None:
+            if is_secret_path(rel):
+                return ToolResult(
+                    ok=False,
+                    output=f"search text not found exactly once in {rel} "
+                    "(contents not shown: the file may hold secrets)",
+                )
+            return ToolResult(ok=False, output=outcome.message)
+        return apply_change(
+            ctx,
+            self.name,
+            path,
+            rel,
+            decoded.text,
+            outcome.new_text,
+            decoded.fmt,
+            note=outcome.message,
+            show_diff=outcome.how != "exact",
+        )

@@ -1,0 +1,123 @@
+"""list_files and grep: find files and lines in the workspace, honouring .gitignore."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from tools.base import ToolContext, ToolResult
+from tools.secret_files import is_secret_path
+from tools.textio import NotText, decode
+from tools.toolkit import BaseTool, ToolError, arg_str, workspace_path
+from tools.walk import iter_files
+
+MAX_LIST = 500
+MAX_MATCHES = 200
+MAX_LINE_CHARS = 300
+MAX_GREP_FILE_BYTES = 2 * 1024 * 1024
+MAX_GREP_FILES = 20_000
+
+
+def _start(ctx: ToolContext, raw: str) -> tuple[Path, str]:
+    path, rel = workspace_path(ctx, raw or ".")
+    if not path.exists():
+        raise ToolError(f"path not found: {rel}")
+    return path, rel
+
+
+class ListFiles(BaseTool):
+    name = "list_files"
+    description = (
+        "List files under a directory (default: the whole workspace), skipping .gitignore'd ones. "
+        "Optional glob pattern, e.g. '*.py' or 'src/**/*.ts'."
+    )
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "directory relative to the workspace root"},
+            "pattern": {"type": "string", "description": "glob filter, e.g. '*.py'"},
+        },
+        "required": [],
+    }
+    kind = "read"
+
+    def _run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        start, rel = _start(ctx, arg_str(args, "path"))
+        pattern = arg_str(args, "pattern") or None
+        files: list[str] = []
+        more = 0
+        for f in iter_files(ctx.root, start, pattern):
+            if len(files) < MAX_LIST:
+                files.append(f.rel)
+            else:
+                more += 1
+        if not files:
+            what = f" matching {pattern!r}" if pattern else ""
+            return ToolResult(ok=True, output=f"no files{what} under {rel}")
+        out = "\n".join(files)
+        if more:
+            out += f"\n[{more} more files not shown; narrow the path or pattern]"
+        return ToolResult(ok=True, output=out)
+
+
+class Grep(BaseTool):
+    name = "grep"
+    description = (
+        "Search file contents with a Python regular expression; prints path:line: text for each "
+        "matching line. Optional path (file or directory) and glob (e.g. '*.py')."
+    )
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "regular expression"},
+            "path": {"type": "string", "description": "file or directory to search (default: workspace)"},
+            "glob": {"type": "string", "description": "only files matching this glob, e.g. '*.py'"},
+        },
+        "required": ["pattern"],
+    }
+    kind = "read"
+
+    def _run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        raw = arg_str(args, "pattern", required=True)
+        try:
+            rx = re.compile(raw)
+        except re.error as e:
+            raise ToolError(f"invalid regular expression {raw!r}: {e}") from None
+        start, _rel = _start(ctx, arg_str(args, "path"))
+        glob = arg_str(args, "glob") or None
+        hits: list[str] = []
+        files_hit: set[str] = set()
+        scanned = skipped_secret = 0
+        more = 0
+        for f in iter_files(ctx.root, start, glob):
+            if scanned >= MAX_GREP_FILES:
+                break
+            if is_secret_path(f.rel):
+                skipped_secret += 1
+                continue
+            try:
+                if f.path.stat().st_size > MAX_GREP_FILE_BYTES:
+                    continue
+                text = decode(f.path.read_bytes()).text
+            except (NotText, OSError):
+                continue
+            scanned += 1
+            for n, line in enumerate(text.split("\n"), 1):
+                if rx.search(line):
+                    files_hit.add(f.rel)
+                    if len(hits) < MAX_MATCHES:
+                        shown = line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + " [...]"
+                        hits.append(f"{f.rel}:{n}: {shown}")
+                    else:
+                        more += 1
+        notes = []
+        if more:
+            notes.append(f"[{more} more matches not shown; narrow the pattern, path or glob]")
+        if skipped_secret:
+            notes.append(f"[{skipped_secret} file(s) that may hold secrets were not searched]")
+        if not hits:
+            return ToolResult(ok=True, output="\n".join([f"no matches for {raw!r} ({scanned} files searched)", *notes]))
+        total = len(hits) + more
+        header = f"{total} matching line(s) in {len(files_hit)} file(s)"
+        return ToolResult(ok=True, output="\n".join([header, *hits, *notes]), paths=tuple(sorted(files_hit)))
