@@ -30,7 +30,7 @@ class BudgetLimits:
         return max(64, self.limit - self.reply_tokens - margin)
 
 
-def _cut_middle(text: str, keep: int) -> str:
+def cut_middle(text: str, keep: int) -> str:
     if len(text) <= keep:
         return text
     head = keep * 2 // 3
@@ -71,7 +71,7 @@ class ContextBudget:
                     m = msgs[i]
                     c = str(m.get("content") or "")
                     if m.get("role") == "tool" and len(c) > max(keep, len(DROPPED)):
-                        m["content"] = _cut_middle(c, keep) if keep else DROPPED
+                        m["content"] = cut_middle(c, keep) if keep else DROPPED
                         changed += 1
                 if changed:
                     notes.append(f"{step} {changed} old tool output(s)")
@@ -115,7 +115,7 @@ class ContextBudget:
             if len(content) > 400:
                 # cut roughly the overflow (4 chars per token is generous) or half, whichever is more
                 keep = max(200, min(len(content) // 2, len(content) - over * 4))
-                msgs[biggest] = {**msgs[biggest], "content": _cut_middle(content, keep)}
+                msgs[biggest] = {**msgs[biggest], "content": cut_middle(content, keep)}
                 notes.append(f"cut a {msgs[biggest].get('role')} message to {keep} characters")
             elif len(msgs) > 2:
                 dropped = msgs.pop(1)
@@ -124,7 +124,7 @@ class ContextBudget:
                 notes.append(f"dropped an old {dropped.get('role')} message")
             else:
                 sys_c = str(msgs[0].get("content") or "")
-                msgs[0] = {**msgs[0], "content": _cut_middle(sys_c, max(0, len(sys_c) // 2))}
+                msgs[0] = {**msgs[0], "content": cut_middle(sys_c, max(0, len(sys_c) // 2))}
                 if len(msgs) > 1:
                     last = str(msgs[-1].get("content") or "")
                     msgs[-1] = {**msgs[-1], "content": last[: len(last) // 2]}

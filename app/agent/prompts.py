@@ -7,6 +7,7 @@ import platform
 from collections.abc import Sequence
 
 from app.agent.instructions import Instructions
+from tools.base import Tool
 
 SYSTEM_TEMPLATE = """You are tau, a coding assistant working in the repository at {root} ({os}).
 You help by reading code, editing files and running commands through tools.
@@ -34,18 +35,27 @@ def _example(tool_names: Sequence[str]) -> str:
     return json.dumps(call)
 
 
+def _edit_rule(tools: Sequence[Tool]) -> str:
+    edit = next((t for t in tools if t.name == "edit_file"), None)
+    if edit is None:
+        return ""
+    props = list((edit.parameters or {}).get("properties", {}))
+    search = next((p for p in props if p in ("search", "old", "old_text", "old_string", "find")), "search")
+    replace = next((p for p in props if p in ("replace", "new", "new_text", "new_string")), "replace")
+    return (
+        f"\n- To change a file use edit_file: \"{search}\" must be text copied exactly from the file"
+        f" (a few whole lines), \"{replace}\" is the new text. Small edits, one place at a time."
+    )
+
+
 def system_prompt(
     root: str,
-    tool_names: Sequence[str],
+    tools: Sequence[Tool],
     repo_map: str = "",
     instructions: Instructions | None = None,
 ) -> str:
-    edit_rule = ""
-    if "edit_file" in tool_names:
-        edit_rule = (
-            "\n- To change a file use edit_file: \"search\" must be text copied exactly from the file"
-            " (a few whole lines), \"replace\" is the new text."
-        )
+    tool_names = [t.name for t in tools]
+    edit_rule = _edit_rule(tools)
     shell_hint = ""
     for name in ("shell", "run_shell", "bash", "run_command"):
         if name in tool_names:

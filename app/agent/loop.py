@@ -1,0 +1,276 @@
+"""The agent loop: ask the model, run the tool calls it makes, repeat until it answers.
+
+One turn = ``run_turn(text)``: steps until the model replies without a tool call (Finished),
+or a limit, a cancellation or repeated malformed calls end it. Each exit is an exception
+(see ``exits``) turned into one ``Final`` event. Events go to ``on_event`` from the calling
+thread; the session file gets every message and event as it happens.
+"""
+
+from __future__ import annotations
+
+import json
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+from app.agent import toolbox
+from app.agent.budget import BudgetLimits, ContextBudget, cut_middle
+from app.agent.exits import AgentExit, Cancelled, EngineFailed, Finished, FormatGiveUp, StepLimit
+from app.agent.instructions import load_instructions
+from app.agent.prompts import FORMAT_FEEDBACK, SUMMARY_SYSTEM, system_prompt
+from app.agent.repomap import repo_map
+from app.agent.tokens import counter_for
+from app.agent.toolcalls import ParsedReply, ToolCall, parse_reply
+from app.agent.workspace import TrackingJournal, workspace_diff
+from app.config import Config
+from app.events import (
+    AgentEvent,
+    AssistantDelta,
+    AssistantMessage,
+    EngineStatsEvent,
+    ErrorEvent,
+    Final,
+    Notice,
+    SessionStarted,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from app.session import Session
+from engine.types import (
+    CancelToken,
+    DoneEvent,
+    Engine,
+    GenerateRequest,
+    SamplingParams,
+    StatsEvent,
+    TokenEvent,
+)
+from tools.base import Tool, ToolContext, ToolResult
+from tools.permissions_types import Approver
+
+MAX_FORMAT_FAILURES = 3
+REPLY_TOKENS = 2048
+TOOL_OUTPUT_CHARS = 12_000
+CONTEXT_FILE_BYTES = 512_000
+STOP = ("<|im_end|>", "<|endoftext|>", "<tool_response>")
+
+
+class Agent:
+    def __init__(self, engine: Engine, root: Path, *, config: Config, approver: Approver,
+                 on_event: Callable[[AgentEvent], None], session: Session | None = None,
+                 tools: list[Tool] | None = None) -> None:
+        self.engine, self.root, self.config = engine, Path(root).resolve(), config
+        self.approver, self.on_event = approver, on_event
+        self.tools = toolbox.default_tools() if tools is None else list(tools)
+        self._by_name = {t.name: t for t in self.tools}
+        self._schemas = toolbox.tool_schemas(self.tools)
+        self.policy = toolbox.make_policy(config.mode, approver)
+        self._mode = config.mode
+        self.undo_journal = toolbox.make_undo_journal(self.root)
+        self.journal = TrackingJournal(self.root, self.undo_journal)
+        self.context_limit = int(engine.info.n_ctx)
+        self._count = counter_for(engine)
+        limits = BudgetLimits(self.context_limit, min(REPLY_TOKENS, self.context_limit // 4))
+        self.budget = ContextBudget(limits, self._render, self._count, self._summarize)
+        self.session = session or Session.create(self.root, engine.info.name, config.mode)
+        self.session_id = self.session.id
+        self._started = False
+        self._cancel = CancelToken()
+        self._failures = 0
+        history = [m for m in self.session.history if m.get("role") != "system"]
+        self.messages: list[dict] = [{"role": "system", "content": self._system_prompt()}, *history]
+        self.session.reset(self.messages)
+
+    # -- public API ----------------------------------------------------------------------
+    @property
+    def mode(self) -> str:
+        return self._mode
+
+    @mode.setter
+    def mode(self, value: str) -> None:
+        self.policy.mode = value
+        self._mode = value
+
+    @property
+    def context_tokens(self) -> int:
+        return self.budget.tokens(self.messages)
+
+    def run_turn(self, text: str, cancel: CancelToken | None = None) -> Final:
+        self._cancel = cancel or CancelToken()
+        if not self._started:
+            self._started = True
+            self._emit(SessionStarted(self.session_id, str(self.root), self.engine.info.name, self.mode))
+        self.undo_journal.begin_turn()
+        self._add({"role": "user", "content": text})
+        self._failures = 0
+        try:
+            for _ in range(max(1, self.config.max_steps)):
+                self.step()
+            raise StepLimit(f"stopped after {self.config.max_steps} steps without a final answer")
+        except AgentExit as e:
+            final = e.final()
+        except Exception as e:  # a bug must not kill the front end: report it as a failed turn
+            final = Final("failed", f"internal error: {type(e).__name__}: {e}")
+            self._emit(ErrorEvent(final.message, traceback.format_exc()))
+        self._emit(final)
+        return final
+
+    def undo(self) -> list[str]:
+        paths = list(self.undo_journal.undo()) if self.undo_journal.can_undo else []
+        self.session.write({"type": "undo", "paths": paths})
+        return paths
+
+    def diff(self) -> str:
+        return workspace_diff(self.root, self.journal)
+
+    def clear(self) -> None:
+        self.messages = self.messages[:1]
+        self.session.reset(self.messages)
+
+    def compact(self) -> None:
+        self.messages, notes = self.budget.fit(self.messages, force_summary=True)
+        self.session.reset(self.messages)
+        self._emit(Notice("compacted the conversation: " + "; ".join(notes or ["nothing to do"])))
+
+    # -- one step --------------------------------------------------------------------------
+    def step(self) -> None:
+        if self._cancel.cancelled:
+            raise Cancelled("cancelled by the user")
+        self.messages, notes = self.budget.fit(self.messages)
+        if notes:
+            self.session.reset(self.messages)
+            self._emit(Notice("context: " + "; ".join(notes)))
+        reply, finish = self.query()
+        parsed = parse_reply(reply, self._by_name)
+        if not parsed.calls and not parsed.errors:
+            self._add({"role": "assistant", "content": reply.strip()})
+            self._emit(AssistantMessage(parsed.content))
+            raise Finished(parsed.content)
+        if parsed.content:
+            self._emit(AssistantMessage(parsed.content))
+        if not parsed.calls:
+            self._malformed(reply, parsed, finish)
+            return
+        self._failures = 0
+        self.execute(parsed)
+
+    def query(self) -> tuple[str, str]:
+        prompt = self._render(self.messages)
+        used = self._count(prompt)
+        room = min(self.budget.limits.reply_tokens, self.context_limit - used)
+        if room < 16:
+            raise EngineFailed(f"the context window ({self.context_limit} tokens) is too small for this prompt")
+        sampling = SamplingParams(temperature=self.config.temperature, top_p=self.config.top_p)
+        request = GenerateRequest(prompt, max_tokens=room, sampling=sampling, stop=STOP, spec=self.config.spec)
+        for ev in self.engine.stream(request, self._cancel):
+            if isinstance(ev, TokenEvent):
+                self._emit(AssistantDelta(ev.text))
+            elif isinstance(ev, StatsEvent):
+                self._emit(EngineStatsEvent(ev.stats, False, used, self.context_limit))
+            elif isinstance(ev, DoneEvent):
+                self._emit(EngineStatsEvent(ev.stats, True, used + ev.stats.completion_tokens, self.context_limit))
+                if ev.finish_reason == "cancelled" or self._cancel.cancelled:
+                    raise Cancelled("cancelled by the user")
+                if ev.finish_reason == "error":
+                    raise EngineFailed(f"engine error: {ev.error}")
+                return ev.text, ev.finish_reason
+        raise EngineFailed("the engine stream ended without a result")
+
+    def execute(self, parsed: ParsedReply) -> None:
+        ids = [f"call_{self._next_id()}" for _ in parsed.calls]
+        calls = [{"id": i, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                 for i, c in zip(ids, parsed.calls, strict=True)]
+        self._add({"role": "assistant", "content": parsed.content, "tool_calls": calls})
+        for call_id, call in zip(ids, parsed.calls, strict=True):
+            if self._cancel.cancelled:
+                self._add({"role": "tool", "tool_call_id": call_id, "name": call.name, "content": "cancelled"})
+                raise Cancelled("cancelled by the user")
+            self._emit(ToolCallEvent(call_id, call.name, call.arguments))
+            result = self._run_tool(call)
+            self._emit(ToolResultEvent(call_id, call.name, result.ok, result.output, result.diff,
+                                       result.exit_code, result.command))
+            content = cut_middle(result.output, TOOL_OUTPUT_CHARS) or "(no output)"
+            self._add({"role": "tool", "tool_call_id": call_id, "name": call.name, "content": content})
+            self._register_files(call, result)
+        for error in parsed.errors:
+            self._add({"role": "tool", "name": "error", "content": f"Error: {error}"})
+
+    def _malformed(self, reply: str, parsed: ParsedReply, finish: str) -> None:
+        self._failures += 1
+        error = parsed.errors[-1]
+        if finish == "length":
+            error += " (the reply was cut off by the token limit; make smaller calls)"
+        self._add({"role": "assistant", "content": reply.strip()})
+        self._emit(Notice(f"malformed tool call ({self._failures}/{MAX_FORMAT_FAILURES}): {error}"))
+        if self._failures >= MAX_FORMAT_FAILURES:
+            raise FormatGiveUp(f"gave up after {self._failures} malformed tool calls in a row; last: {error}")
+        example = json.dumps({"name": self.tools[0].name, "arguments": {}}) if self.tools else "{}"
+        self._add({"role": "user", "content": FORMAT_FEEDBACK.format(error=error, example=example)})
+
+    def _run_tool(self, call: ToolCall) -> ToolResult:
+        tool = self._by_name[call.name]
+        ctx = ToolContext(root=self.root, policy=self.policy, journal=self.journal, cancel=self._cancel,
+                          approver=self.approver)
+        try:
+            return tool.run(call.arguments, ctx)
+        except Exception as e:  # a tool bug becomes an error the model can read
+            return ToolResult(False, f"error: {call.name} failed: {type(e).__name__}: {e}")
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _next_id(self) -> int:
+        self._ids = getattr(self, "_ids", 0) + 1
+        return self._ids
+
+    def _emit(self, ev: AgentEvent) -> None:
+        self.session.event(ev)
+        self.on_event(ev)
+
+    def _add(self, msg: dict) -> None:
+        self.messages.append(msg)
+        self.session.message(msg)
+
+    def _render(self, messages: list[dict]) -> str:
+        return self.engine.chat_prompt(messages, tools=self._schemas or None)
+
+    def _system_prompt(self) -> str:
+        rmap = repo_map(self.root)
+        if rmap:
+            self.engine.register_context("repomap", rmap)
+        return system_prompt(str(self.root), self.tools, rmap, load_instructions(self.root))
+
+    def _register_files(self, call: ToolCall, result: ToolResult) -> None:
+        tool = self._by_name[call.name]
+        if tool.kind not in ("read", "edit"):
+            return
+        for rel in result.paths:
+            path = (self.root / rel).resolve()
+            try:
+                if path.is_file() and path.stat().st_size <= CONTEXT_FILE_BYTES:
+                    self.engine.register_context(f"file:{rel}", path.read_text(encoding="utf-8", errors="replace"))
+            except OSError:
+                continue
+
+    def _summarize(self, messages: list[dict]) -> str:
+        lines = []
+        for m in messages:
+            text = str(m.get("content") or "")
+            for tc in m.get("tool_calls") or []:
+                fn = tc.get("function", tc)
+                text += f"\n[called {fn.get('name')} {json.dumps(fn.get('arguments'))[:300]}]"
+            lines.append(f"{m.get('role')}: {text}")
+        transcript = "\n\n".join(lines)
+        room = self.context_limit - 512 - 64
+        while True:
+            msgs = [{"role": "system", "content": SUMMARY_SYSTEM}, {"role": "user", "content": transcript}]
+            prompt = self.engine.chat_prompt(msgs)
+            if self._count(prompt) <= room or len(transcript) < 200:
+                break
+            transcript = cut_middle(transcript, len(transcript) * 2 // 3)
+        req = GenerateRequest(prompt, max_tokens=512, sampling=SamplingParams(temperature=0.0), stop=STOP)
+        done = None
+        for ev in self.engine.stream(req, self._cancel):
+            if isinstance(ev, DoneEvent):
+                done = ev
+        if done is None or done.finish_reason in ("error", "cancelled"):
+            raise RuntimeError(done.error if done else "no result")
+        return done.text

@@ -1,0 +1,35 @@
+"""Glue to the tools package: the default tool set, the permission policy and the undo journal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tools.base import Tool, schema
+from tools.permissions_types import Approver
+
+
+def default_tools() -> list[Tool]:
+    from tools.registry import default_tools as tools_default
+
+    return list(tools_default())
+
+
+def tool_schemas(tools: list[Tool]) -> list[dict]:
+    try:
+        from tools.registry import tool_schemas as registry_schemas
+    except ImportError:
+        return [schema(t) for t in tools]
+    return list(registry_schemas(tools))
+
+
+def make_policy(mode: str, approver: Approver) -> Any:
+    from tools.permissions import Policy
+
+    return Policy(mode, approver)
+
+
+def make_undo_journal(root: Path) -> Any:
+    from tools.undo import UndoJournal
+
+    return UndoJournal(root)

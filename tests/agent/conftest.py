@@ -1,0 +1,72 @@
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from app.config import Config
+from app.events import AgentEvent
+from tools.permissions_types import approve_all
+
+
+@pytest.fixture(autouse=True)
+def state_dir(tmp_path, monkeypatch):
+    d = tmp_path / "state"
+    monkeypatch.setenv("TAU_STATE_DIR", str(d))
+    monkeypatch.setenv("TAU_CONFIG_DIR", str(tmp_path / "config"))
+    return d
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    git(root, "config", "user.email", "t@example.com")
+    git(root, "config", "user.name", "t")
+    (root / "calc.py").write_text("def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n")
+    (root / "notes.txt").write_text("first line\nsecond line\n")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "init")
+    return root
+
+
+def agent_tools():
+    try:
+        from tools.registry import default_tools
+    except ImportError:  # until the registry lands: the real tools, listed by hand
+        from tools.file_edit import EditFile, WriteFile
+        from tools.file_read import ReadFile
+        from tools.file_search import Grep, ListFiles
+        from tools.shell import RunShell
+
+        return [ReadFile(), WriteFile(), EditFile(), ListFiles(), Grep(), RunShell()]
+    return default_tools()
+
+
+def call(name: str, **arguments) -> str:
+    return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}) + "\n</tool_call>"
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[AgentEvent] = []
+
+    def __call__(self, ev: AgentEvent) -> None:
+        self.events.append(ev)
+
+    def of(self, cls):
+        return [e for e in self.events if isinstance(e, cls)]
+
+
+def make_agent(engine, root, *, mode="auto-edit", approver=approve_all, max_steps=10, on_event=None, **kw):
+    from app.agent import Agent
+
+    rec = on_event or Recorder()
+    cfg = Config(mode=mode, max_steps=max_steps)
+    agent = Agent(engine, root, config=cfg, approver=approver, on_event=rec, tools=agent_tools(), **kw)
+    return agent, rec

@@ -1,0 +1,53 @@
+import subprocess
+
+from app.agent.instructions import load_instructions
+from app.agent.repomap import python_symbols, regex_symbols, repo_map
+
+
+def test_agents_md_wins_over_claude_md(tmp_path):
+    assert load_instructions(tmp_path) is None
+    (tmp_path / "CONVENTIONS.md").write_text("use tabs")
+    assert load_instructions(tmp_path).path == "CONVENTIONS.md"
+    (tmp_path / "CLAUDE.md").write_text("Run `make test`.")
+    got = load_instructions(tmp_path)
+    assert got.path == "CLAUDE.md" and got.text == "Run `make test`."
+    (tmp_path / "AGENTS.md").write_text("Always use type hints.\n" * 1000)
+    got = load_instructions(tmp_path, max_chars=100)
+    assert got.path == "AGENTS.md" and got.truncated and len(got.text) < 150
+
+
+def test_python_symbols_via_ast():
+    src = "import os\nLIMIT = 3\n_private = 1\nclass Foo(Base):\n    def bar(self): ...\n    def _hid(self): ...\nasync def main():\n    pass\ndef _helper(): ...\n"
+    assert python_symbols(src) == ["LIMIT", "class Foo(bar)", "def main"]
+    assert python_symbols("def broken(:") == []
+
+
+def test_regex_symbols_other_languages():
+    assert regex_symbols("export function render(x) {}\nclass Widget {}\nconst go = async () => 1\n", "js") == ["render", "Widget", "go"]
+    assert regex_symbols("func (s *Server) Start() error {\n}\ntype Server struct{}\n", "go") == ["Start", "Server"]
+    assert regex_symbols("pub fn parse() {}\npub struct Token;\n", "rs") == ["parse", "Token"]
+
+
+def test_repo_map_uses_git_and_is_capped(tmp_path):
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / ".gitignore").write_text("ignored/\n")
+    (tmp_path / "ignored").mkdir()
+    (tmp_path / "ignored" / "junk.py").write_text("def junk(): ...\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "core.py").write_text("class Engine:\n    def run(self): ...\n")
+    (tmp_path / "web.ts").write_text("export class App {}\n")
+    m = repo_map(tmp_path)
+    assert "pkg/core.py: class Engine(run)" in m and "web.ts: App" in m
+    assert "junk" not in m
+    for i in range(200):
+        (tmp_path / f"mod_{i:03}.py").write_text(f"def function_number_{i}(): ...\n")
+    capped = repo_map(tmp_path, max_chars=1000)
+    assert len(capped) <= 1100 and "more files" in capped.splitlines()[-1]
+
+
+def test_repo_map_without_git_skips_hidden_and_vendored(tmp_path):
+    (tmp_path / "node_modules").mkdir()
+    (tmp_path / "node_modules" / "dep.js").write_text("function dep() {}\n")
+    (tmp_path / ".hidden.py").write_text("def h(): ...\n")
+    (tmp_path / "main.py").write_text("def main(): ...\n")
+    assert repo_map(tmp_path) == "main.py: def main"
