@@ -144,7 +144,7 @@ class JobStream(Response):
         self.background = None
         self.ctx = ctx
         self.job = job
-        self.body = body
+        self.chunks = body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         job = self.job
@@ -163,7 +163,7 @@ class JobStream(Response):
                 (b"cache-control", b"no-cache"),
                 (b"x-accel-buffering", b"no"),
             ]})
-            async for chunk in self.body:
+            async for chunk in self.chunks:
                 if gone.is_set():
                     break
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
@@ -174,7 +174,7 @@ class JobStream(Response):
         finally:
             watcher.cancel()
             with contextlib.suppress(Exception):
-                await self.body.aclose()  # type: ignore[attr-defined]
+                await self.chunks.aclose()  # type: ignore[attr-defined]
             if not job.finished.is_set():
                 job.cancel.cancel()
             if gone.is_set():
@@ -261,12 +261,12 @@ def create_app(
         job, n_prompt = await ctx.admit(body, prompt)
         cid, created = P.new_id("chatcmpl"), P.now()
 
-        def chunk(delta: dict | None, finish: str | None = None, **extra: Any) -> bytes:
+        def chunk(delta: dict | None, finish: str | None = None, extra: dict | None = None) -> bytes:
             d: dict[str, Any] = {"id": cid, "object": "chat.completion.chunk", "created": created,
                                  "model": ctx.model_name, "system_fingerprint": "tau",
                                  "choices": [] if delta is None else
                                  [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
-            d.update(extra)
+            d.update(extra or {})
             return P.sse(d)
 
         if not stream:
@@ -303,7 +303,7 @@ def create_app(
                     if text:
                         extra = {"tau_stats": pending.to_dict()} if pending is not None else {}
                         pending = None
-                        yield chunk({"content": text}, **extra)
+                        yield chunk({"content": text}, extra=extra)
                 elif isinstance(ev, StatsEvent):
                     pending = ev.stats
                 elif isinstance(ev, DoneEvent):
@@ -322,9 +322,9 @@ def create_app(
             if calls:
                 yield chunk({"tool_calls": P.tool_calls_payload(calls, with_index=True)})
             finish = "tool_calls" if calls else P.FINISH.get(done.finish_reason, "stop")
-            yield chunk({}, finish, tau_stats=done.stats.to_dict(), tau_finish_reason=done.finish_reason)
+            yield chunk({}, finish, {"tau_stats": done.stats.to_dict(), "tau_finish_reason": done.finish_reason})
             if with_usage:
-                yield chunk(None, usage=P.usage(done.stats, n_prompt))
+                yield chunk(None, extra={"usage": P.usage(done.stats, n_prompt)})
             yield P.sse("[DONE]")
 
         return JobStream(ctx, job, gen())
@@ -341,12 +341,12 @@ def create_app(
         job, n_prompt = await ctx.admit(body, prompt)
         cid, created = P.new_id("cmpl"), P.now()
 
-        def chunk(text: str | None, finish: str | None = None, **extra: Any) -> bytes:
+        def chunk(text: str | None, finish: str | None = None, extra: dict | None = None) -> bytes:
             d: dict[str, Any] = {"id": cid, "object": "text_completion", "created": created,
                                  "model": ctx.model_name, "system_fingerprint": "tau",
                                  "choices": [] if text is None else
                                  [{"index": 0, "text": text, "logprobs": None, "finish_reason": finish}]}
-            d.update(extra)
+            d.update(extra or {})
             return P.sse(d)
 
         if not stream:
@@ -377,11 +377,13 @@ def create_app(
                 if ev is None:
                     yield b": keepalive\n\n"
                 elif isinstance(ev, TokenEvent):
-                    extra: dict[str, Any] = {"tau_token_ids": list(ev.token_ids)} if with_ids else {}
+                    stats = None
                     if pending is not None:
-                        extra["tau_stats"] = pending.to_dict()
-                        pending = None
-                    yield chunk(ev.text, **extra)
+                        stats, pending = pending.to_dict(), None
+                    extra: dict[str, Any] = {"tau_token_ids": list(ev.token_ids)} if with_ids else {}
+                    if stats is not None:
+                        extra["tau_stats"] = stats
+                    yield chunk(ev.text, extra=extra)
                 elif isinstance(ev, StatsEvent):
                     pending = ev.stats
                 elif isinstance(ev, DoneEvent):
@@ -392,10 +394,10 @@ def create_app(
                 yield _error_sse(done)
                 yield P.sse("[DONE]")
                 return
-            yield chunk("", P.FINISH.get(done.finish_reason, "stop"), tau_stats=done.stats.to_dict(),
-                        tau_finish_reason=done.finish_reason)
+            yield chunk("", P.FINISH.get(done.finish_reason, "stop"),
+                        {"tau_stats": done.stats.to_dict(), "tau_finish_reason": done.finish_reason})
             if with_usage:
-                yield chunk(None, usage=P.usage(done.stats, n_prompt))
+                yield chunk(None, extra={"usage": P.usage(done.stats, n_prompt)})
             yield P.sse("[DONE]")
 
         return JobStream(ctx, job, gen())

@@ -43,7 +43,6 @@ class ServerThread:
         self.host = host
         self.port = self.sock.getsockname()[1]
         self.server = uvicorn.Server(_config(app, log_level))
-        self.server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
         self.thread = threading.Thread(target=self._run, name=f"uvicorn-{self.port}", daemon=True)
 
     @property

@@ -77,6 +77,7 @@ class EngineWorker:
             job = self._q.get()
             if job is None:
                 return
+            done: DoneEvent | None
             with self._lock:
                 self.waiting -= 1
             if job.cancel.cancelled:
