@@ -1,0 +1,208 @@
+"""Formatting of the engine's live statistics: unicode bar charts, sparklines, status fields and
+session totals. Plain Python (no Textual), shared by the TUI and the ``--plain`` interface."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from engine.types import GenStats
+
+BLOCKS = "▁▂▃▄▅▆▇█"
+
+
+def bars(values: Sequence[float], lo: float = 0.0, hi: float = 1.0) -> str:
+    """One block character per value, scaled between ``lo`` and ``hi`` (clamped)."""
+    out = []
+    span = (hi - lo) or 1.0
+    for v in values:
+        f = min(max((v - lo) / span, 0.0), 1.0)
+        out.append(BLOCKS[min(int(round(f * (len(BLOCKS) - 1))), len(BLOCKS) - 1)])
+    return "".join(out)
+
+
+def sparkline(values: Sequence[float], width: int = 0) -> str:
+    """Bars scaled to the series' max; the last ``width`` values if width > 0."""
+    vals = list(values)[-width:] if width > 0 else list(values)
+    if not vals:
+        return ""
+    hi = max(vals)
+    return bars(vals, 0.0, hi if hi > 0 else 1.0)
+
+
+def human_tokens(n: int) -> str:
+    if n < 1000:
+        return str(n)
+    if n < 100_000:
+        return f"{n / 1000:.1f}k"
+    return f"{n // 1000}k"
+
+
+def drafter_shares(accepted: dict[str, int]) -> list[tuple[str, float]]:
+    """Each drafter's share of the accepted draft tokens, largest first."""
+    total = sum(v for v in accepted.values() if v > 0)
+    if total <= 0:
+        return []
+    return sorted(((k, v / total) for k, v in accepted.items() if v > 0), key=lambda kv: (-kv[1], kv[0]))
+
+
+def acceptance_rate(stats: GenStats) -> float:
+    drafted = sum(stats.drafted.values())
+    return sum(stats.accepted.values()) / drafted if drafted else 0.0
+
+
+@dataclass(frozen=True)
+class StatusField:
+    key: str  # stable id: decode, wall, tau, accept, drafters, ceiling, ctx, model
+    label: str
+    value: str
+
+
+def status_fields(
+    stats: GenStats | None,
+    *,
+    context_tokens: int = 0,
+    context_limit: int = 0,
+    model: str = "",
+    draft_model: str | None = None,
+) -> list[StatusField]:
+    """The status bar's fields, in display order."""
+    out: list[StatusField] = []
+    if stats is not None:
+        out.append(StatusField("decode", "decode", f"{stats.decode_tok_s:.1f} tok/s"))
+        out.append(StatusField("wall", "wall", f"{stats.wall_tok_s:.1f} tok/s"))
+        out.append(StatusField("tau", "τ", f"{stats.tau:.2f}"))
+        if stats.accept_by_pos:
+            out.append(StatusField("accept", "accept", bars(stats.accept_by_pos)))
+        shares = drafter_shares(stats.accepted)
+        if shares:
+            out.append(StatusField("drafters", "drafts", " ".join(f"{k} {f:.0%}" for k, f in shares)))
+        if stats.ceiling_tok_s > 0:
+            out.append(StatusField("ceiling", "ceiling", f"{stats.ceiling_frac:.0%}"))
+    if context_limit > 0:
+        out.append(
+            StatusField("ctx", "ctx", f"{human_tokens(context_tokens)}/{human_tokens(context_limit)}")
+        )
+    if model:
+        name = model + (f" + {draft_model}" if draft_model else "")
+        out.append(StatusField("model", "model", name))
+    return out
+
+
+def status_line(fields: Sequence[StatusField]) -> str:
+    return "  ".join(f"{f.label} {f.value}" for f in fields)
+
+
+@dataclass
+class TurnTotals:
+    """The generations of one user turn, summed."""
+
+    prompt: str = ""
+    generations: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    decode_s: float = 0.0
+    wall_s: float = 0.0
+    verify_passes: int = 0
+    drafted: dict[str, int] = field(default_factory=dict)
+    accepted: dict[str, int] = field(default_factory=dict)
+
+    def add(self, s: GenStats) -> None:
+        self.generations += 1
+        self.prompt_tokens += s.prompt_tokens
+        self.completion_tokens += s.completion_tokens
+        self.decode_s += s.decode_s
+        self.wall_s += s.wall_s
+        self.verify_passes += s.verify_passes
+        for k, v in s.drafted.items():
+            self.drafted[k] = self.drafted.get(k, 0) + v
+        for k, v in s.accepted.items():
+            self.accepted[k] = self.accepted.get(k, 0) + v
+
+    @property
+    def decode_tok_s(self) -> float:
+        return self.completion_tokens / self.decode_s if self.decode_s > 0 else 0.0
+
+    @property
+    def wall_tok_s(self) -> float:
+        return self.completion_tokens / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def tau(self) -> float:
+        return self.completion_tokens / self.verify_passes if self.verify_passes else 0.0
+
+
+@dataclass
+class SessionStats:
+    """Per-turn totals of a session, fed with each generation's final stats."""
+
+    turns: list[TurnTotals] = field(default_factory=list)
+    ceiling_tok_s: float = 0.0
+
+    def start_turn(self, prompt: str) -> None:
+        self.turns.append(TurnTotals(prompt=prompt))
+
+    def add(self, stats: GenStats) -> None:
+        if not self.turns:
+            self.start_turn("")
+        self.turns[-1].add(stats)
+        if stats.ceiling_tok_s > 0:
+            self.ceiling_tok_s = stats.ceiling_tok_s
+
+    @property
+    def measured(self) -> list[TurnTotals]:
+        return [t for t in self.turns if t.generations]
+
+    def totals(self) -> TurnTotals:
+        tot = TurnTotals()
+        for t in self.turns:
+            tot.generations += t.generations
+            tot.prompt_tokens += t.prompt_tokens
+            tot.completion_tokens += t.completion_tokens
+            tot.decode_s += t.decode_s
+            tot.wall_s += t.wall_s
+            tot.verify_passes += t.verify_passes
+            for k, v in t.drafted.items():
+                tot.drafted[k] = tot.drafted.get(k, 0) + v
+            for k, v in t.accepted.items():
+                tot.accepted[k] = tot.accepted.get(k, 0) + v
+        return tot
+
+    def report(self, plot_width: int = 40) -> str:
+        """A plain-text report: totals, drafters and per-turn plots."""
+        tot = self.totals()
+        turns = self.measured
+        lines = [
+            f"turns {len(turns)}   generations {tot.generations}   "
+            f"prompt tokens {human_tokens(tot.prompt_tokens)}   completion tokens {human_tokens(tot.completion_tokens)}",
+            f"decode {tot.decode_tok_s:.1f} tok/s   wall {tot.wall_tok_s:.1f} tok/s   τ {tot.tau:.2f}"
+            + (f"   ceiling {tot.decode_tok_s / self.ceiling_tok_s:.0%} of {self.ceiling_tok_s:.0f} tok/s" if self.ceiling_tok_s > 0 else ""),
+        ]
+        drafted = sum(tot.drafted.values())
+        if drafted:
+            acc = sum(tot.accepted.values())
+            lines.append(f"drafted {drafted}   accepted {acc} ({acc / drafted:.0%})")
+            for name in sorted(tot.drafted):
+                d = tot.drafted[name]
+                a = tot.accepted.get(name, 0)
+                lines.append(f"  {name:<8} drafted {d:>6}  accepted {a:>6}  ({a / d if d else 0:.0%})")
+        if turns:
+            lines.append("")
+            lines.extend(plot_rows("decode tok/s", [t.decode_tok_s for t in turns], plot_width, "{:.1f}"))
+            lines.extend(plot_rows("wall tok/s", [t.wall_tok_s for t in turns], plot_width, "{:.1f}"))
+            lines.extend(plot_rows("τ", [t.tau for t in turns], plot_width, "{:.2f}"))
+        else:
+            lines.append("")
+            lines.append("no generations yet")
+        return "\n".join(lines)
+
+
+def plot_rows(title: str, values: Sequence[float], width: int, fmt: str) -> list[str]:
+    """A labelled sparkline with its min / last / max."""
+    vals = list(values)[-width:]
+    if not vals:
+        return [f"{title:<13} (none)"]
+    spark = sparkline(vals)
+    return [
+        f"{title:<13} {spark}  last {fmt.format(vals[-1])}  min {fmt.format(min(vals))}  max {fmt.format(max(vals))}"
+    ]

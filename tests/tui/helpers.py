@@ -1,0 +1,71 @@
+"""Helpers of the TUI tests: scripted tool calls, an engine with frozen stats."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Sequence
+
+from app.config import Config
+from engine.scripted import ScriptedEngine
+from engine.types import CancelToken, EngineEvent, GenerateRequest, GenStats, StatsEvent, TokenEvent
+
+
+def tool_call(name: str, **arguments: object) -> str:
+    """A Qwen-style tool call as the model writes it."""
+    return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}) + "\n</tool_call>"
+
+
+FROZEN = GenStats(
+    prompt_tokens=1834,
+    completion_tokens=96,
+    prefill_s=0.21,
+    decode_s=1.5,
+    wall_s=1.8,
+    verify_passes=32,
+    drafted={"ngram": 70, "draft": 40},
+    accepted={"ngram": 46, "draft": 18},
+    accept_by_pos=(0.92, 0.81, 0.66, 0.48, 0.3, 0.17),
+    ceiling_tok_s=160.0,
+)
+
+
+class FrozenEngine(ScriptedEngine):
+    """A ScriptedEngine whose stats are fixed, and which can pause mid-reply (a 'gate').
+
+    With ``pause_after`` set, the stream stops after that many chunks until ``gate`` is
+    set (or the generation is cancelled): the screen is then frozen 'during generation'.
+    """
+
+    def __init__(self, replies: Sequence[str], *, pause_after: int | None = None, **kw: object) -> None:
+        super().__init__(replies, name="qwen2.5-coder-1.5b", **kw)  # type: ignore[arg-type]
+        self._info = type(self._info)(
+            name="qwen2.5-coder-1.5b", path="<scripted>", n_ctx=16384, arch="qwen2", quant="Q4_K_M",
+            draft_name="qwen2.5-coder-0.5b",
+        )
+        self.pause_after = pause_after
+        self.gate = threading.Event()
+        self.paused = threading.Event()
+
+    def _stats(self, n_prompt: int, n_out: int, t0: float, now: float) -> GenStats:
+        return FROZEN
+
+    def stream(self, request: GenerateRequest, cancel: CancelToken | None = None) -> Iterator[EngineEvent]:
+        n = 0
+        for ev in super().stream(request, cancel):
+            if isinstance(ev, StatsEvent):
+                continue  # only the one below: the status bar shows FROZEN, independent of timing
+            yield ev
+            if isinstance(ev, TokenEvent):
+                n += 1
+                if n == 1:
+                    yield StatsEvent(FROZEN)
+                if self.pause_after is not None and n == self.pause_after:
+                    self.paused.set()
+                    while not self.gate.wait(0.02):
+                        if cancel is not None and cancel.cancelled:
+                            break
+
+
+def make_config(**kw: object) -> Config:
+    return Config().with_overrides(**kw)
