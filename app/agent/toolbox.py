@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tools.base import Tool, schema
+from tools.base import Tool
 from tools.permissions_types import Approver
 
 
@@ -16,10 +16,8 @@ def default_tools() -> list[Tool]:
 
 
 def tool_schemas(tools: list[Tool]) -> list[dict]:
-    try:
-        from tools.registry import tool_schemas as registry_schemas
-    except ImportError:
-        return [schema(t) for t in tools]
+    from tools.registry import tool_schemas as registry_schemas
+
     return list(registry_schemas(tools))
 
 

@@ -36,15 +36,8 @@ def repo(tmp_path) -> Path:
 
 
 def agent_tools():
-    try:
-        from tools.registry import default_tools
-    except ImportError:  # until the registry lands: the real tools, listed by hand
-        from tools.file_edit import EditFile, WriteFile
-        from tools.file_read import ReadFile
-        from tools.file_search import Grep, ListFiles
-        from tools.shell import RunShell
+    from tools.registry import default_tools
 
-        return [ReadFile(), WriteFile(), EditFile(), ListFiles(), Grep(), RunShell()]
     return default_tools()
 
 
