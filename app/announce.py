@@ -125,8 +125,6 @@ def find_server(model: str, directory: Path | None = None) -> Announcement | Non
     """The live server that runs ``model`` (a cfg.model value: "" = default pack), if any."""
     key = model_key(model)
     for ann in running_servers(directory):
-        if ann.pid == os.getpid():
-            continue
         if ann.model_key == key or (ann.model and model and model_key(ann.model) == key):
             return ann
     return None
@@ -198,7 +196,7 @@ def claim(model: str, *, host: str, port: int, model_path: str = "", api_key: bo
             return Claim(path, ann)
         except FileExistsError:
             holder = _read(path)
-            if holder is not None and pid_alive(holder.pid) and holder.pid != os.getpid():
+            if holder is not None and pid_alive(holder.pid):
                 raise AlreadyServing(holder) from None
             if holder is None:
                 with contextlib.suppress(OSError):

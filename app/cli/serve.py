@@ -1,0 +1,129 @@
+"""``tau serve``: keep the model resident and serve it over an OpenAI-compatible HTTP API."""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import dataclasses
+import ipaddress
+import os
+import signal
+import sys
+from collections.abc import Callable
+from types import FrameType
+
+from app.config import Config
+
+DEFAULT_PORT = 8686
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from app.cli.main import add_model_flags
+
+    p = subparsers.add_parser(
+        "serve",
+        help="serve the model over an OpenAI-compatible HTTP API",
+        description="Load the model once and serve it at http://HOST:PORT/v1 (chat/completions, "
+        "completions, models), /health and /metrics. Other tau commands attach to it.",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: 127.0.0.1, loopback only)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default: {DEFAULT_PORT}; 0 = any free port)")
+    p.add_argument("--api-key", dest="serve_api_key", metavar="KEY",
+                   help="require 'Authorization: Bearer KEY' (default: $TAU_SERVE_API_KEY, else no key)")
+    p.add_argument("--model-name", dest="model_name", help="model id in /v1/models (default: the GGUF's name)")
+    add_model_flags(p)
+    p.set_defaults(func=run)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _err(msg: str) -> int:
+    print(f"tau: {msg}", file=sys.stderr)
+    return 1
+
+
+def _progress_printer() -> Callable[[str, float], None]:
+    last: dict[str, float] = {}
+
+    def progress(msg: str, frac: float) -> None:
+        prev = last.get(msg)
+        if prev is None or frac >= 1.0 or frac - prev >= 0.1:
+            last[msg] = frac
+            print(f"tau serve: {msg} {frac * 100:.0f}%", file=sys.stderr, flush=True)
+
+    return progress
+
+
+class _Terminated(Exception):
+    pass
+
+
+def run(args: argparse.Namespace, cfg: Config) -> int:
+    from app import announce
+    from app.engine_factory import EngineOpenError, open_engine
+    from app.server import create_app
+    from app.server.runner import bind_socket, serve_foreground
+    from engine.types import SamplingParams
+
+    host: str = args.host
+    port: int = args.port
+    key = args.serve_api_key or os.environ.get("TAU_SERVE_API_KEY") or None
+    if not 0 <= port <= 65535:
+        return _err(f"--port must be 0..65535, got {port}")
+
+    other = announce.find_server(cfg.model)
+    if other is not None:
+        return _err(str(announce.AlreadyServing(other)))
+    try:
+        sock = bind_socket(host, port)
+    except OSError as e:
+        return _err(f"cannot listen on {host}:{port}: {e.strerror or e}")
+    port = sock.getsockname()[1]
+    try:
+        claim = announce.claim(cfg.model, host=host, port=port, api_key=key is not None, status="loading")
+    except announce.AlreadyServing as e:
+        sock.close()
+        return _err(str(e))
+    atexit.register(claim.release)
+    engine = None
+    try:
+        if not _is_loopback(host) and key is None:
+            print(f"tau serve: WARNING: listening on {host} without an API key; anyone who can reach "
+                  "this port can use the model (set --api-key)", file=sys.stderr)
+        print("tau serve: loading the model ...", file=sys.stderr, flush=True)
+        try:
+            engine = open_engine(dataclasses.replace(cfg, endpoint=""), local=True,
+                                 progress=_progress_printer())
+        except EngineOpenError as e:
+            return _err(str(e))
+        name = args.model_name or engine.info.name
+        app = create_app(engine, api_key=key, model_name=name,
+                         defaults=SamplingParams(temperature=cfg.temperature, top_p=cfg.top_p))
+        ann = claim.update(status="ready", model=engine.info.path, model_name=name)
+        print(f"tau serve: {name} (n_ctx {engine.info.n_ctx}, {engine.info.backend}) at {ann.url}/v1 "
+              f"(pid {os.getpid()}){'; API key required' if key else ''}", file=sys.stderr, flush=True)
+
+        def on_term(signum: int, frame: FrameType | None) -> None:
+            raise _Terminated
+
+        previous = signal.signal(signal.SIGTERM, on_term)
+        try:
+            serve_foreground(app, sock, log_level="warning")
+        except (_Terminated, KeyboardInterrupt):
+            pass
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+        print("tau serve: stopped", file=sys.stderr)
+        return 0
+    finally:
+        claim.release()
+        if engine is not None:
+            engine.close()
+        sock.close()
