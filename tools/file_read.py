@@ -21,9 +21,11 @@ def select_lines(text: str, start: int | None, end: int | None, max_chars: int =
     if lines and lines[-1] == "":
         lines.pop()
     total = len(lines)
+    if total == 0:
+        return "", 0, 0, 0, False
     first = max(1, start or 1)
     last = total if end is None or end <= 0 else min(end, total)
-    if total and first > total:
+    if first > total:
         raise ToolError(f"start_line {first} is past the end of the file ({total} lines)")
     if last < first:
         raise ToolError(f"end_line {end} is before start_line {first}")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 FUZZY_THRESHOLD = 0.85  # multi-line searches
-FUZZY_THRESHOLD_ONE_LINE = 0.92
+FUZZY_THRESHOLD_ONE_LINE = 0.95
 SUGGEST_FLOOR = 0.4
 AMBIGUITY_MARGIN = 0.03
 MAX_RATIO_CANDIDATES = 200

@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from engine.types import CancelToken
+from tools.base import ToolContext
+from tools.process import run_process
+from tools.shell import RunShell
+
+
+def _gone(pid: int, wait_s: float = 3.0) -> bool:
+    """True once ``pid`` no longer runs (a zombie waiting for its reaper counts as gone)."""
+    end = time.monotonic() + wait_s
+    while True:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.05)
+
+
+def _first_pid(output: str) -> int:
+    return int(output.splitlines()[1])  # line 0 is "$ command"
+
+
+def test_exit_code_and_interleaved_output(root: Path, ctx: ToolContext) -> None:
+    result = RunShell().run({"command": "echo out; echo err >&2; exit 3"}, ctx)
+    assert not result.ok
+    assert result.exit_code == 3
+    assert result.command == "echo out; echo err >&2; exit 3"
+    assert result.output == "$ echo out; echo err >&2; exit 3\nout\nerr\n[exit code 3]"
+    ok = RunShell().run({"command": "pwd"}, ctx)
+    assert ok.ok and ok.exit_code == 0 and ok.output.splitlines()[1] == str(root)
+
+
+def test_timeout_kills_the_whole_process_tree(ctx: ToolContext) -> None:
+    t0 = time.monotonic()
+    result = RunShell().run({"command": "sh -c 'sleep 100 & echo $!; sleep 100'", "timeout": 1}, ctx)
+    assert time.monotonic() - t0 < 10
+    assert not result.ok
+    assert "[timed out after 1s; the command and its child processes were killed]" in result.output
+    grandchild = _first_pid(result.output)
+    assert _gone(grandchild), f"grandchild {grandchild} survived the timeout"
+
+
+def test_cancel_kills_the_whole_process_tree(root: Path, make_ctx) -> None:
+    token = CancelToken()
+    ctx = make_ctx(root, cancel=token)
+    timer = threading.Timer(0.5, token.cancel)
+    timer.start()
+    t0 = time.monotonic()
+    result = RunShell().run({"command": "sleep 100 & echo $!; wait"}, ctx)
+    timer.join()
+    assert time.monotonic() - t0 < 10
+    assert not result.ok and "cancelled by the user" in result.output
+    assert _gone(_first_pid(result.output))
+
+
+def test_output_is_capped_keeping_head_and_tail(root: Path) -> None:
+    result = run_process("seq 1 300000", root, limit=10_000)
+    assert result.exit_code == 0
+    assert result.output.startswith("1\n2\n3\n")
+    assert result.output.rstrip().endswith("299999\n300000")
+    assert result.omitted > 1_000_000
+    assert f"[... {result.omitted} bytes omitted ...]" in result.output
+    assert len(result.output) < 10_100
+
+
+def test_background_child_holding_the_output_does_not_hang(root: Path) -> None:
+    t0 = time.monotonic()
+    result = run_process("sleep 100 & echo $!; echo started", root, timeout=30)
+    assert time.monotonic() - t0 < 10
+    assert result.exit_code == 0 and result.stray_killed
+    assert "started" in result.output
+    assert _gone(int(result.output.splitlines()[0]))
+
+
+def test_no_stdin_and_timeout_argument_is_clamped(ctx: ToolContext) -> None:
+    result = RunShell().run({"command": "cat", "timeout": 0}, ctx)  # stdin is /dev/null: no hang
+    assert result.ok and result.exit_code == 0
+    empty = RunShell().run({"command": "   "}, ctx)
+    assert not empty.ok and "empty" in empty.output
+
+
+def test_environment_disables_pagers(ctx: ToolContext) -> None:
+    assert RunShell().run({"command": "echo $GIT_PAGER"}, ctx).output.splitlines()[1] == "cat"
