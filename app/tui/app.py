@@ -14,7 +14,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from rich.text import Text
 from textual import on, work
@@ -39,6 +39,13 @@ from app.events import (
     ToolResultEvent,
 )
 from app.tui import commands
+from app.tui.runtime import (
+    AgentFactory,
+    AgentLike,
+    EngineFactory,
+    default_agent_factory,
+    default_engine_factory,
+)
 from app.tui.screens import ApprovalScreen, StatsScreen, TextScreen
 from app.tui.statsfmt import SessionStats
 from app.tui.theme import textual_themes
@@ -56,58 +63,12 @@ from app.tui.widgets import (
 )
 from engine.types import CancelToken, Engine
 from themes import DEFAULT_THEME
-from tools.permissions_types import ApprovalDecision, ApprovalRequest, Approver
+from tools.permissions_types import ApprovalDecision, ApprovalRequest
 
 log = logging.getLogger("tau.tui")
 
 STREAM_FPS = 12  # markdown refreshes per second while streaming
 HISTORY_MAX = 500
-
-
-class AgentLike(Protocol):
-    mode: str
-    session_id: str
-    context_tokens: int
-    context_limit: int
-    messages: list[dict]
-
-    def run_turn(self, text: str, cancel: CancelToken | None = None) -> Final: ...
-    def undo(self) -> list[str]: ...
-    def diff(self) -> str: ...
-    def clear(self) -> None: ...
-    def compact(self) -> None: ...
-
-
-EngineFactory = Callable[[Callable[..., None]], Engine]
-AgentFactory = Callable[[Engine, Path, Config, Approver, Callable[[AgentEvent], None], "str | None"], AgentLike]
-
-
-def default_engine_factory(cfg: Config) -> EngineFactory:
-    def factory(notify: Callable[..., None]) -> Engine:
-        from app.engine_factory import open_engine
-
-        return open_engine(cfg, notify=notify)
-
-    return factory
-
-
-def default_agent_factory(
-    engine: Engine,
-    root: Path,
-    cfg: Config,
-    approver: Approver,
-    on_event: Callable[[AgentEvent], None],
-    resume: str | None,
-) -> AgentLike:
-    from app.agent.loop import Agent
-
-    session = None
-    if resume:
-        from app.session import Session
-
-        session = Session.resume(resume)
-    agent: Any = Agent(engine, root, config=cfg, approver=approver, on_event=on_event, session=session)
-    return agent
 
 
 # ---- messages from worker threads ----------------------------------------------------
@@ -499,6 +460,7 @@ class TauApp(App[int]):
     def on_turn_done(self, msg: TurnDone) -> None:
         self._close_stream()
         self.generating = False
+        self._armed_quit = False  # a ctrl+c that cancelled this turn does not count towards quitting
         self.last_final = msg.final
         agent = self.agent
         if agent is not None:

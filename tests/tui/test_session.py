@@ -13,7 +13,7 @@ from app.tui.screens import ApprovalScreen
 from app.tui.widgets import AssistantView, NoticeLine, ToolCard, UserMessage
 from engine.scripted import ScriptedEngine
 
-from .helpers import make_config, tool_call
+from .helpers import FrozenEngine, make_config, tool_call
 
 pytestmark = pytest.mark.asyncio
 
@@ -74,3 +74,162 @@ async def test_request_and_approved_edit_with_diff_card(repo: Path) -> None:
         # stats of both generations were recorded for /stats
         assert app.session_stats.totals().generations == 2
         assert "tok/s" in str(app.status.render())
+
+
+async def test_undo_restores_the_file_and_diff_shows_changes(repo: Path) -> None:
+    engine = ScriptedEngine(
+        [tool_call("edit_file", path="a.py", search="'hello'", replace="'bye'"), "Changed it."]
+    )
+    app = build(repo, engine, mode="auto-edit")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.agent is not None)
+        await send(pilot, "say bye")
+        await until(pilot, lambda: app.last_final is not None)
+        assert "'bye'" in (repo / "a.py").read_text()
+        await send(pilot, "/diff")
+        from app.tui.widgets import DiffCard
+
+        await until(pilot, lambda: bool(app.query(DiffCard)))
+        assert "'bye'" in app.query_one(DiffCard)._diff
+        await send(pilot, "/undo")
+        await until(pilot, lambda: any("undo:" in n for n in notices(app)))
+        assert (repo / "a.py").read_text() == "def greet():\n    return 'hello'\n"
+        assert any("restored" in n and "a.py" in n for n in notices(app))
+        await send(pilot, "/undo")
+        await until(pilot, lambda: any("nothing to undo" in n for n in notices(app)))
+
+
+async def test_rejected_command_tells_the_model_the_note(repo: Path) -> None:
+    engine = ScriptedEngine([tool_call("run_shell", command="rm -rf /tmp/x"), "Understood, I will not delete it."])
+    app = build(repo, engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.agent is not None)
+        await send(pilot, "clean up")
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        dialog = app.screen
+        assert isinstance(dialog, ApprovalScreen)
+        assert dialog.request.kind == "shell" and dialog.request.command == "rm -rf /tmp/x"
+        dialog.query_one("#note").focus()
+        await pilot.press(*"keep tmp")
+        await pilot.press("enter")  # enter in the note rejects with it
+        await until(pilot, lambda: app.last_final is not None)
+        card = app.query_one(ToolCard)
+        assert card.result_ok is False and card.tool_name == "run_shell"
+        assert "keep tmp" in engine.prompts[-1]  # the model was told why
+        await app.flush_now()
+        assert app.query(AssistantView).last().shown == "Understood, I will not delete it."
+
+
+async def test_approved_command_shows_command_exit_code_and_output(repo: Path) -> None:
+    engine = ScriptedEngine([tool_call("run_shell", command="echo hi-there; exit 3"), "It exited with 3."])
+    app = build(repo, engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.agent is not None)
+        await send(pilot, "run it")
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await pilot.press("a")  # always, for this session
+        await until(pilot, lambda: app.last_final is not None)
+        card = app.query_one(ToolCard)
+        assert card.exit_code == 3 and "hi-there" in card.output and not card.collapsed
+        assert "exit 3" in str(card.title)
+
+
+async def test_ctrl_c_cancels_generation_then_twice_quits(repo: Path) -> None:
+    engine = ScriptedEngine(["word " * 400, "second answer"], delay=0.01)
+    app = build(repo, engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.agent is not None)
+        await send(pilot, "write a lot")
+        await until(pilot, lambda: app._current is not None and len(app._current.raw) > 20)
+        assert app.status.live.state == "generating"
+        await pilot.press("ctrl+c")
+        await until(pilot, lambda: not app.generating)
+        assert app.last_final is not None and app.last_final.status == "cancelled"
+        assert any(n == "cancelled" for n in notices(app))
+        assert app.status.live.state == "idle"
+        streamed = app.query(AssistantView).first().raw
+        assert 20 < len(streamed) < len("word " * 400)
+        # the session goes on after a cancellation
+        await send(pilot, "again")
+        await until(pilot, lambda: app.last_final is not None and app.last_final.status == "done")
+        await app.flush_now()
+        assert app.query(AssistantView).last().shown == "second answer"
+        await pilot.press("ctrl+c")
+        assert app.is_running
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+async def test_slash_commands_mode_theme_help_and_completion(repo: Path) -> None:
+    from app.config import load_config
+    from app.tui.screens import TextScreen
+    from app.tui.widgets import PromptArea, Suggestions
+
+    app = create_app(make_config(), root=repo, engine=ScriptedEngine([]))  # persists settings
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.agent is not None)
+        area = app.query_one(PromptArea)
+        await pilot.press("/", "t", "h")
+        assert app.query_one(Suggestions).has_class("-shown")
+        await pilot.press("tab")
+        assert area.text == "/theme "
+        await pilot.press(*"tau-light", "enter")
+        await pilot.pause()
+        assert app.theme == "tau-light"
+        assert load_config().theme == "tau-light"  # remembered
+        await send(pilot, "/mode full-auto")
+        assert app.agent is not None and app.agent.mode == "full-auto"
+        assert app.status.live.mode == "full-auto"
+        await send(pilot, "/mode")  # cycles
+        assert app.agent.mode == "ask"
+        await send(pilot, "/nope")
+        assert any("unknown command /nope" in n for n in notices(app))
+        await send(pilot, "/help")
+        await until(pilot, lambda: isinstance(app.screen, TextScreen))
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, TextScreen))
+        # history: up recalls the previous inputs
+        await pilot.press("up")
+        assert area.text == "/help"
+        await pilot.press("up")
+        assert area.text == "/nope"
+        await pilot.press("down", "down")
+        assert area.text == ""
+        # ctrl+j inserts a newline, enter sends the multi-line text
+        await pilot.press("a", "ctrl+j", "b")
+        assert area.text == "a\nb"
+
+
+async def test_engine_failure_is_a_readable_message_with_a_logged_traceback(repo: Path, tmp_path: Path) -> None:
+    def broken(notify):
+        notify("reading weights", 0.5)
+        raise FileNotFoundError("model file missing.gguf")
+
+    log = tmp_path / "tui.log"
+    app = create_app(make_config(), root=repo, engine_factory=broken, log_path=log, persist=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.status.live.state == "error")
+        msgs = notices(app)
+        assert any("could not start the model: model file missing.gguf" in n for n in msgs)
+        assert "Traceback" in log.read_text() and "FileNotFoundError" in log.read_text()
+        await send(pilot, "hello")
+        assert any("not loaded" in n for n in notices(app))
+
+
+async def test_stats_panel_and_stream_with_frozen_stats(repo: Path) -> None:
+    from app.tui.screens import StatsScreen
+
+    engine = FrozenEngine(["Hello **there**."])
+    app = build(repo, engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.agent is not None)
+        await send(pilot, "hi")
+        await until(pilot, lambda: app.last_final is not None)
+        bar = str(app.status.render())
+        assert "decode 64.0 tok/s" in bar and "τ 3.00" in bar and "ngram 72% draft 28%" in bar
+        assert "ceiling 40%" in bar and "qwen2.5-coder-1.5b + qwen2.5-coder-0.5b" in bar
+        await pilot.press("f2")
+        await until(pilot, lambda: isinstance(app.screen, StatsScreen))
+        assert app.session_stats.totals().completion_tokens == 96
+        await pilot.press("escape")
