@@ -48,6 +48,7 @@ class EngineWorker:
         self._seq = itertools.count(1)
         self._lock = threading.Lock()
         self.waiting = 0
+        self.submitted = 0  # seq of the last job submitted
         self.running: Job | None = None
         self.served: list[int] = []  # seq numbers in the order the engine started them (bounded)
         self._thread = threading.Thread(target=self._run, name="tau-engine-worker", daemon=True)
@@ -62,6 +63,7 @@ class EngineWorker:
         job = Job(0, request, loop or asyncio.get_running_loop())
         with self._lock:
             job.seq = next(self._seq)
+            self.submitted = job.seq
             self.waiting += 1
             self._q.put(job)
         return job
