@@ -1,0 +1,176 @@
+"""Single-shot edits for small models (``tau edit``): files in the prompt, SEARCH/REPLACE back.
+
+No tool calling: the model sees the files and the instruction and answers with aider-style
+SEARCH/REPLACE blocks (or a whole file). Blocks are applied in memory with the tools' fuzzy
+matcher; blocks that miss are sent back once with the matcher's "did you mean" note.
+Nothing is written until ``write_changes``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from app.agent.searchreplace import EditBlock, parse_edit_blocks
+from engine.types import CancelToken, DoneEvent, Engine, GenerateRequest, GenStats, SamplingParams, TokenEvent
+from tools.atomic import atomic_write
+from tools.diffs import make_diff
+from tools.matching import apply_edit
+from tools.textio import TextFormat, decode, encode
+
+EDIT_SYSTEM = """You are an expert programmer. You change code exactly as the user asks.
+Answer ONLY with SEARCH/REPLACE blocks, one per change, in this format:
+
+path/of/file.py
+<<<<<<< SEARCH
+lines copied exactly from the file, with their indentation
+=======
+the new lines
+>>>>>>> REPLACE
+
+Rules:
+- The SEARCH lines must match the file exactly and be unique in it; keep them short.
+- Several changes: several blocks. Do not repeat unchanged code outside the blocks.
+- No explanations."""
+
+FIX_PROMPT = """Some blocks did not apply:
+{failures}
+
+The files now are:
+{files}
+Reply with corrected SEARCH/REPLACE blocks for the failed changes only."""
+
+STOP = ("<|im_end|>", "<|endoftext|>")
+
+
+class EditError(Exception):
+    """Bad input to an edit (missing or binary file, too big for the context)."""
+
+
+@dataclass
+class SourceFile:
+    path: str  # as given, relative to root
+    original: str
+    text: str
+    fmt: TextFormat
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str
+    old: str
+    new: str
+    diff: str
+    fmt: TextFormat = field(default_factory=TextFormat)
+
+
+@dataclass(frozen=True)
+class EditOutcome:
+    changes: list[FileChange]
+    failures: list[str]
+    stats: GenStats | None
+    generations: int
+
+    @property
+    def diff(self) -> str:
+        return "".join(c.diff for c in self.changes)
+
+
+def load_files(root: Path, paths: list[str]) -> list[SourceFile]:
+    out = []
+    for p in paths:
+        full = (root / p).resolve()
+        if not full.is_file():
+            raise EditError(f"no such file: {p}")
+        try:
+            dec = decode(full.read_bytes())
+        except ValueError as e:  # NotText
+            raise EditError(f"{p}: {e}") from None
+        out.append(SourceFile(p, dec.text, dec.text, dec.fmt))
+    return out
+
+
+def _show(files: list[SourceFile]) -> str:
+    return "".join(f"{f.path}\n```\n{f.text}{'' if f.text.endswith(chr(10)) or not f.text else chr(10)}```\n\n" for f in files)
+
+
+def _apply(files: list[SourceFile], blocks: list[EditBlock]) -> list[str]:
+    by_path = {f.path: f for f in files}
+    failures = []
+    for b in blocks:
+        f = by_path.get(b.path) or by_path.get(b.path.lstrip("./"))
+        if f is None:
+            failures.append(f"{b.path}: not one of the files given ({', '.join(by_path)})")
+            continue
+        if b.whole_file or not b.search.strip():
+            f.text = b.replace if b.replace.endswith("\n") or not b.replace else b.replace + "\n"
+            continue
+        res = apply_edit(f.text, b.search, b.replace, f.path)
+        if res.ok and res.new_text is not None:
+            f.text = res.new_text
+        else:
+            failures.append(f"{f.path}: {res.message}\nSEARCH was:\n{b.search}")
+    return failures
+
+
+def plan_edit(
+    engine: Engine,
+    root: Path,
+    paths: list[str],
+    instruction: str,
+    *,
+    retries: int = 1,
+    cancel: CancelToken | None = None,
+    on_text: Callable[[str], None] | None = None,
+) -> EditOutcome:
+    files = load_files(root, paths)
+    for f in files:
+        engine.register_context(f"file:{f.path}", f.original)
+    messages = [
+        {"role": "system", "content": EDIT_SYSTEM},
+        {"role": "user", "content": f"{_show(files)}Instruction: {instruction}"},
+    ]
+    n_ctx = engine.info.n_ctx
+    stats: GenStats | None = None
+    failures: list[str] = []
+    gens = 0
+    for attempt in range(retries + 1):
+        prompt = engine.chat_prompt(messages)
+        used = engine.count_tokens(prompt)
+        want = max(512, 2 * sum(engine.count_tokens(f.text) for f in files) + 256)
+        room = min(want, n_ctx - used)
+        if room < 64:
+            if attempt == 0:
+                raise EditError(f"the files are too large for the context window ({n_ctx} tokens)")
+            break
+        req = GenerateRequest(prompt, max_tokens=room, sampling=SamplingParams(temperature=0.0), stop=STOP)
+        done: DoneEvent | None = None
+        for ev in engine.stream(req, cancel):
+            if isinstance(ev, TokenEvent) and on_text is not None:
+                on_text(ev.text)
+            elif isinstance(ev, DoneEvent):
+                done = ev
+        gens += 1
+        if done is None or done.finish_reason in ("error", "cancelled"):
+            failures = [f"generation {done.finish_reason if done else 'failed'}: {done.error if done else ''}".strip()]
+            break
+        stats = done.stats
+        blocks, errors = parse_edit_blocks(done.text, [f.path for f in files])
+        failures = errors + _apply(files, blocks)
+        if not blocks and not errors:
+            failures = ["the reply has no SEARCH/REPLACE block"]
+        if not failures:
+            break
+        messages += [
+            {"role": "assistant", "content": done.text},
+            {"role": "user", "content": FIX_PROMPT.format(failures="\n\n".join(failures), files=_show(files))},
+        ]
+    changes = [FileChange(f.path, f.original, f.text, make_diff(f.path, f.original, f.text), f.fmt)
+               for f in files if f.text != f.original]
+    return EditOutcome(changes, failures, stats, gens)
+
+
+def write_changes(root: Path, changes: list[FileChange]) -> None:
+    for c in changes:
+        atomic_write((root / c.path).resolve(), encode(c.new, c.fmt))
