@@ -17,11 +17,12 @@ from app.agent import toolbox
 from app.agent.budget import BudgetLimits, ContextBudget, cut_middle
 from app.agent.exits import AgentExit, Cancelled, EngineFailed, Finished, FormatGiveUp, StepLimit
 from app.agent.instructions import load_instructions
-from app.agent.prompts import FORMAT_FEEDBACK, SUMMARY_SYSTEM, system_prompt
+from app.agent.prompts import FORMAT_FEEDBACK, system_prompt
 from app.agent.repomap import repo_map
+from app.agent.summary import summarize
 from app.agent.tokens import counter_for
 from app.agent.toolcalls import ParsedReply, ToolCall, parse_reply
-from app.agent.workspace import TrackingJournal, workspace_diff
+from app.agent.workspace import TrackingJournal, register_files, workspace_diff
 from app.config import Config
 from app.events import (
     AgentEvent,
@@ -51,7 +52,6 @@ from tools.permissions_types import Approver
 MAX_FORMAT_FAILURES = 3
 REPLY_TOKENS = 2048
 TOOL_OUTPUT_CHARS = 12_000
-CONTEXT_FILE_BYTES = 512_000
 STOP = ("<|im_end|>", "<|endoftext|>", "<tool_response>")
 
 
@@ -170,6 +170,8 @@ class Agent:
             elif isinstance(ev, DoneEvent):
                 self._emit(EngineStatsEvent(ev.stats, True, used + ev.stats.completion_tokens, self.context_limit))
                 if ev.finish_reason == "cancelled" or self._cancel.cancelled:
+                    if ev.text.strip():
+                        self._add({"role": "assistant", "content": ev.text + "\n[interrupted by the user]"})
                     raise Cancelled("cancelled by the user")
                 if ev.finish_reason == "error":
                     raise EngineFailed(f"engine error: {ev.error}")
@@ -191,7 +193,8 @@ class Agent:
                                        result.exit_code, result.command))
             content = cut_middle(result.output, TOOL_OUTPUT_CHARS) or "(no output)"
             self._add({"role": "tool", "tool_call_id": call_id, "name": call.name, "content": content})
-            self._register_files(call, result)
+            if self._by_name[call.name].kind in ("read", "edit"):
+                register_files(self.engine, self.root, result.paths)
         for error in parsed.errors:
             self._add({"role": "tool", "name": "error", "content": f"Error: {error}"})
 
@@ -238,39 +241,5 @@ class Agent:
             self.engine.register_context("repomap", rmap)
         return system_prompt(str(self.root), self.tools, rmap, load_instructions(self.root))
 
-    def _register_files(self, call: ToolCall, result: ToolResult) -> None:
-        tool = self._by_name[call.name]
-        if tool.kind not in ("read", "edit"):
-            return
-        for rel in result.paths:
-            path = (self.root / rel).resolve()
-            try:
-                if path.is_file() and path.stat().st_size <= CONTEXT_FILE_BYTES:
-                    self.engine.register_context(f"file:{rel}", path.read_text(encoding="utf-8", errors="replace"))
-            except OSError:
-                continue
-
     def _summarize(self, messages: list[dict]) -> str:
-        lines = []
-        for m in messages:
-            text = str(m.get("content") or "")
-            for tc in m.get("tool_calls") or []:
-                fn = tc.get("function", tc)
-                text += f"\n[called {fn.get('name')} {json.dumps(fn.get('arguments'))[:300]}]"
-            lines.append(f"{m.get('role')}: {text}")
-        transcript = "\n\n".join(lines)
-        room = self.context_limit - 512 - 64
-        while True:
-            msgs = [{"role": "system", "content": SUMMARY_SYSTEM}, {"role": "user", "content": transcript}]
-            prompt = self.engine.chat_prompt(msgs)
-            if self._count(prompt) <= room or len(transcript) < 200:
-                break
-            transcript = cut_middle(transcript, len(transcript) * 2 // 3)
-        req = GenerateRequest(prompt, max_tokens=512, sampling=SamplingParams(temperature=0.0), stop=STOP)
-        done = None
-        for ev in self.engine.stream(req, self._cancel):
-            if isinstance(ev, DoneEvent):
-                done = ev
-        if done is None or done.finish_reason in ("error", "cancelled"):
-            raise RuntimeError(done.error if done else "no result")
-        return done.text
+        return summarize(self.engine, messages, self._count, self._cancel)

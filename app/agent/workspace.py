@@ -8,12 +8,15 @@ workspace is not a git repository.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from app.diffview import unified_diff
+from engine.types import Engine
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+CONTEXT_FILE_BYTES = 512_000
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -81,3 +84,14 @@ def workspace_diff(root: Path, journal: TrackingJournal | None = None) -> str:
     if is_git_repo(root):
         return git_diff(root)
     return journal.edits_diff() if journal is not None else ""
+
+
+def register_files(engine: Engine, root: Path, paths: Sequence[str]) -> None:
+    """Feed files the agent read or wrote to the engine's n-gram drafter (key ``file:<path>``)."""
+    for rel in paths:
+        path = (root / rel).resolve()
+        try:
+            if path.is_file() and path.stat().st_size <= CONTEXT_FILE_BYTES:
+                engine.register_context(f"file:{rel}", path.read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            continue

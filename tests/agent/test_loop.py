@@ -114,6 +114,9 @@ def test_cancel_during_generation(repo):
     assert final.status == "cancelled"
     assert engine.requests[0].max_tokens >= 16
     assert 0 < len(rec.of(AssistantDelta)) < 500
+    assert agent.messages[-1]["content"].startswith("word word") and agent.messages[-1]["content"].endswith("[interrupted by the user]")
+    engine.add_reply("short answer")
+    assert agent.run_turn("just say it").status == "done"  # the agent stays usable after a cancel
 
 
 def test_engine_error_is_a_failed_turn_not_an_exception(repo):
