@@ -77,6 +77,7 @@ class Agent:
         self._started = False
         self._cancel = CancelToken()
         self._failures = 0
+        self._tokens_cache: tuple[object, int] = (None, 0)
         history = [m for m in self.session.history if m.get("role") != "system"]
         self.messages: list[dict] = [{"role": "system", "content": self._system_prompt()}, *history]
         self.session.reset(self.messages)
@@ -93,7 +94,11 @@ class Agent:
 
     @property
     def context_tokens(self) -> int:
-        return self.budget.tokens(self.messages)
+        """Tokens of the conversation as the next prompt (cached until the conversation changes)."""
+        key = (id(self.messages), len(self.messages), id(self.messages[-1]))
+        if self._tokens_cache[0] != key:
+            self._tokens_cache = (key, self.budget.tokens(self.messages))
+        return self._tokens_cache[1]
 
     def run_turn(self, text: str, cancel: CancelToken | None = None) -> Final:
         self._cancel = cancel or CancelToken()
