@@ -11,6 +11,7 @@ JSON is not mistaken for a call. The JSON itself goes through ``loads_lenient``.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -18,7 +19,9 @@ from typing import Any
 
 from app.agent.jsonrepair import loads_lenient
 
-_TAGGED = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
+_TAGS = "tool_call|function_call|tools"
+_TAGGED = re.compile(rf"<({_TAGS})>(.*?)(?:</\1>|$)", re.DOTALL)
+_OPEN = re.compile(rf"<(?:{_TAGS})>")
 _FENCED = re.compile(r"```(?:json|JSON|tool_call)?[ \t]*\n(.*?)```", re.DOTALL)
 _FENCE_STRIP = re.compile(r"^\s*```[a-zA-Z_]*\s*\n?|\n?\s*```\s*$")
 
@@ -62,6 +65,28 @@ def _to_call(obj: Any, known: Collection[str] | None) -> ToolCall | str:
     return ToolCall(name, args)
 
 
+def _json_objects(body: str) -> list[Any]:
+    """The JSON value in ``body``; several objects one after another are each returned.
+    A ValueError in the list stands for text that is not JSON even after repair."""
+    try:
+        return [loads_lenient(body)]
+    except ValueError as e:
+        error = e
+    decoder = json.JSONDecoder()
+    objs: list[Any] = []
+    i = 0
+    while i < len(body):
+        if body[i].isspace() or body[i] == ",":
+            i += 1
+            continue
+        try:
+            obj, i = decoder.raw_decode(body, i)
+        except json.JSONDecodeError:
+            return [error]
+        objs.append(obj)
+    return objs or [error]
+
+
 def _looks_like_call(obj: Any) -> bool:
     return isinstance(obj, dict) and isinstance(obj.get("name"), str) and (
         "arguments" in obj or "parameters" in obj
@@ -72,15 +97,14 @@ def parse_reply(text: str, known: Collection[str] | None = None) -> ParsedReply:
     """Split ``text`` into prose and tool calls; ``known`` = valid tool names (None = any)."""
     calls: list[ToolCall] = []
     errors: list[str] = []
-    if "<tool_call>" in text:
+    if _OPEN.search(text):
         for m in _TAGGED.finditer(text):
-            body = _FENCE_STRIP.sub("", m.group(1).strip()).strip()
-            try:
-                res = _to_call(loads_lenient(body), known)
-            except ValueError as e:
-                res = f"the tool call is not valid JSON: {e}"
-            (calls.append(res) if isinstance(res, ToolCall) else errors.append(res))
-        content = _TAGGED.sub("", text).replace("</tool_call>", "").strip()
+            body = _FENCE_STRIP.sub("", m.group(2).strip()).strip()
+            for obj in _json_objects(body):
+                res = _to_call(obj, known) if not isinstance(obj, ValueError) else (
+                    f"the tool call is not valid JSON: {obj}")
+                (calls.append(res) if isinstance(res, ToolCall) else errors.append(res))
+        content = _TAGGED.sub("", text).strip()
         return ParsedReply(content, calls, errors)
     # fenced JSON blocks naming a tool
     spans: list[tuple[int, int]] = []

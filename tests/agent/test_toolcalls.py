@@ -72,3 +72,11 @@ def test_loads_lenient_repairs_and_rejects():
     assert loads_lenient('{"a": [1, {"b": 2') == {"a": [1, {"b": 2}]}
     with pytest.raises(ValueError):
         loads_lenient("not json at all")
+
+
+def test_tag_variants_and_several_objects_in_one_tag():
+    r = parse_reply('<function_call>{"name": "shell", "arguments": {"command": "ls"}}</function_call>', KNOWN)
+    assert r.calls == [ToolCall("shell", {"command": "ls"})] and r.content == ""
+    two = '<tool_call>\n{"name": "read_file", "arguments": {"path": "a"}}\n{"name": "read_file", "arguments": {"path": "b"}}\n</tool_call>'
+    r = parse_reply(two, KNOWN)
+    assert [c.arguments["path"] for c in r.calls] == ["a", "b"] and r.errors == []
