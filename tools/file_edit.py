@@ -44,6 +44,8 @@ def _target(ctx: ToolContext, raw: str) -> tuple[Path, str]:
     refuse_git_internals(rel)
     if path.is_dir():
         raise ToolError(f"{rel} is a directory")
+    if path.exists() and not path.is_file():
+        raise ToolError(f"{rel} is not a regular file")
     return path, rel
 
 

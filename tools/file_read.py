@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from difflib import get_close_matches
+from itertools import islice
 from typing import Any
 
 from tools.base import ToolContext, ToolResult
@@ -10,9 +12,11 @@ from tools.permissions_types import ApprovalRequest
 from tools.secret_files import is_secret_path
 from tools.textio import NotText, decode
 from tools.toolkit import BaseTool, ToolError, arg_int, arg_str, ask, workspace_path
+from tools.walk import iter_files
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 MAX_READ_CHARS = 40_000
+MAX_SUGGEST_SCAN = 20_000
 
 
 def select_lines(text: str, start: int | None, end: int | None, max_chars: int = MAX_READ_CHARS) -> tuple[str, int, int, int, bool]:
@@ -43,6 +47,19 @@ def select_lines(text: str, start: int | None, end: int | None, max_chars: int =
     return "\n".join(out), first, last, total, truncated
 
 
+def did_you_mean(ctx: ToolContext, rel: str, limit: int = 3) -> str:
+    """'; did you mean: a, b?' naming workspace files with a similar path or name ('' if none)."""
+    files = [f.rel for f in islice(iter_files(ctx.root, ctx.root), MAX_SUGGEST_SCAN)]
+    by_name: dict[str, list[str]] = {}
+    for f in files:
+        by_name.setdefault(f.rsplit("/", 1)[-1], []).append(f)
+    name = rel.rsplit("/", 1)[-1]
+    close = get_close_matches(rel, files, n=limit, cutoff=0.6)
+    for match in get_close_matches(name, list(by_name), n=limit, cutoff=0.75):
+        close.extend(f for f in by_name[match] if f not in close)
+    return f"; did you mean: {', '.join(close[:limit])}?" if close else ""
+
+
 class ReadFile(BaseTool):
     name = "read_file"
     description = (
@@ -65,7 +82,9 @@ class ReadFile(BaseTool):
         if path.is_dir():
             raise ToolError(f"{rel} is a directory; use list_files to see its files")
         if not path.exists():
-            raise ToolError(f"file not found: {rel}")
+            raise ToolError(f"file not found: {rel}{did_you_mean(ctx, rel)}")
+        if not path.is_file():
+            raise ToolError(f"{rel} is not a regular file")
         if is_secret_path(rel):
             rejection = ask(
                 ctx,

@@ -43,8 +43,11 @@ class ListFiles(BaseTool):
     kind = "read"
 
     def _run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        start, rel = _start(ctx, arg_str(args, "path"))
+        raw_path = arg_str(args, "path")
         pattern = arg_str(args, "pattern") or None
+        if pattern is None and any(c in raw_path for c in "*?[{"):
+            raw_path, pattern = "", raw_path  # a glob passed as the path
+        start, rel = _start(ctx, raw_path)
         files: list[str] = []
         more = 0
         for f in iter_files(ctx.root, start, pattern):

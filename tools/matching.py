@@ -16,6 +16,7 @@ FUZZY_THRESHOLD_ONE_LINE = 0.95
 SUGGEST_FLOOR = 0.4
 AMBIGUITY_MARGIN = 0.03
 MAX_RATIO_CANDIDATES = 200
+MAX_FUZZY_LINES = 50_000
 
 
 @dataclass(frozen=True)
@@ -50,14 +51,18 @@ def apply_edit(text: str, search: str, replace: str, path: str = "the file") -> 
     lines = text.split("\n")
     s_lines, lead, trail = _trim_blank(search.split("\n"))
     r_lines = _trim_like(replace.split("\n"), lead, trail)
-    for attempt in (_whitespace_lines, _fuzzy):
-        outcome = attempt(lines, s_lines, r_lines, path)
-        if outcome is not None:
-            return outcome
-    inline = _whitespace_inline(text, search, replace, path)
-    if inline is not None:
-        return inline
-    return _no_match(lines, s_lines, path)
+    outcome = _whitespace_lines(lines, s_lines, r_lines, path) or _whitespace_inline(text, search, replace, path)
+    if outcome is not None:
+        return outcome
+    if len(lines) > MAX_FUZZY_LINES:
+        return EditOutcome(
+            False,
+            "no-match",
+            message=f"search text not found in {path} (too large for fuzzy matching); "
+            "copy the exact lines from read_file or grep and retry",
+            similarity=0.0,
+        )
+    return _fuzzy(lines, s_lines, r_lines, path) or _no_match(lines, s_lines, path)
 
 
 # -- exact --------------------------------------------------------------------------
@@ -128,8 +133,18 @@ def _whitespace_inline(text: str, search: str, replace: str, path: str) -> EditO
         return None
     rx = re.compile(r"\s+".join(re.escape(t) for t in tokens))
     hits = list(rx.finditer(text))
-    if len(hits) != 1:
-        return None  # several: the line-based pass already reported what it could
+    if not hits:
+        return None
+    if len(hits) > 1:
+        where = ", ".join(str(text.count("\n", 0, h.start()) + 1) for h in hits[:10])
+        return EditOutcome(
+            False,
+            "ambiguous",
+            message=(
+                f"search text matches {len(hits)} places in {path} when whitespace is ignored "
+                f"(lines {where}). Include more surrounding text so it matches exactly one place."
+            ),
+        )
     m = hits[0]
     start = text.count("\n", 0, m.start()) + 1
     end = text.count("\n", 0, m.end()) + 1

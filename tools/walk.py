@@ -69,6 +69,8 @@ def iter_files(
                 target = p.resolve()
                 if not target.is_relative_to(root) or not target.is_file():
                     continue
+            elif not p.is_file():  # FIFOs, sockets, devices: reading them could block
+                continue
             yield WalkedFile(p, rel)
 
 

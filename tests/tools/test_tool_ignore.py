@@ -137,3 +137,9 @@ def test_read_file_notes_ignored_files(root: Path, make_ctx) -> None:
     result = ReadFile().run({"path": "debug.log"}, make_ctx(root))
     assert result.ok and "needle in log" in result.output
     assert "ignored by .gitignore" in result.output
+
+
+def test_list_files_accepts_a_glob_as_the_path(root: Path, make_ctx) -> None:
+    _tree(root)
+    out = ListFiles().run({"path": "src/*.py"}, make_ctx(root)).output
+    assert out.splitlines() == ["src/app.py", "src/util.py"]

@@ -95,3 +95,15 @@ def test_fuzzy_is_fast_on_large_files() -> None:
     out = apply_edit(big, "value_2500 = compute(2500, 17501)\nvalue_2501 = compute(2501, 17507)\n", "x\n")
     assert time.monotonic() - t0 < 5
     assert out.ok and out.how == "fuzzy" and out.start_line == 2501
+
+
+def test_partial_line_with_whitespace_drift_keeps_the_rest_of_the_line() -> None:
+    text = "    result = compute(alpha,  beta)  # keep me\n"
+    out = apply_edit(text, "compute(alpha, beta", "compute(alpha, gamma")
+    assert out.ok and out.how == "whitespace"
+    assert out.new_text == "    result = compute(alpha, gamma)  # keep me\n"
+
+
+def test_inline_whitespace_ambiguity() -> None:
+    out = apply_edit("f(a,  b)\ng(a,   b)\n", "(a, b)", "(b, a)")
+    assert not out.ok and out.how == "ambiguous" and "lines 1, 2" in out.message

@@ -54,3 +54,19 @@ def test_missing_file_directory_and_empty_file(root: Path, ctx: ToolContext) -> 
 def test_latin1_and_crlf_files_read_as_text(root: Path, ctx: ToolContext) -> None:
     (root / "l.txt").write_bytes(b"caf\xe9\r\nbar\r\n")
     assert ReadFile().run({"path": "l.txt"}, ctx).output == "l.txt (2 lines)\ncaf\u00e9\nbar"
+
+
+def test_missing_file_suggests_similar_paths(ctx: ToolContext) -> None:
+    assert ReadFile().run({"path": "app.py"}, ctx).output == "file not found: app.py; did you mean: src/app.py?"
+    assert ReadFile().run({"path": "src/ap.py"}, ctx).output.endswith("did you mean: src/app.py?")
+
+
+def test_fifo_is_refused_instead_of_blocking(root: Path, ctx: ToolContext) -> None:
+    import os
+
+    os.mkfifo(root / "pipe")
+    result = ReadFile().run({"path": "pipe"}, ctx)
+    assert not result.ok and "not a regular file" in result.output
+    from tools.file_search import Grep
+
+    assert Grep().run({"pattern": "x"}, ctx).ok  # the walk skips it too
