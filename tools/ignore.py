@@ -63,13 +63,21 @@ def parse_gitignore(text: str, base: str = "") -> list[IgnoreRule]:
 
 
 class IgnoreRules:
-    """The ignore rules of a workspace, loading each directory's .gitignore on first use."""
+    """The ignore rules of a workspace, loading each directory's .gitignore on first use.
+
+    When the workspace is a subdirectory of a git repository, the .gitignore files of the
+    directories above it (up to the repository's top) apply too, as in git.
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root).resolve()
+        top = find_repo_top(self.root)
+        self.top = top or self.root
+        prefix = self.root.relative_to(self.top).as_posix()
+        self.prefix = "" if prefix == "." else prefix
         self._rules: list[IgnoreRule] = []
         self._loaded: set[str] = set()
-        exclude = self.root / ".git" / "info" / "exclude"
+        exclude = self.top / ".git" / "info" / "exclude"
         if exclude.is_file():
             self._rules.extend(parse_gitignore(_read(exclude)))
 
@@ -77,19 +85,22 @@ class IgnoreRules:
         if rel_dir in self._loaded:
             return
         self._loaded.add(rel_dir)
-        f = self.root / rel_dir / ".gitignore" if rel_dir else self.root / ".gitignore"
+        f = self.top / rel_dir / ".gitignore" if rel_dir else self.top / ".gitignore"
         if f.is_file():
             self._rules.extend(parse_gitignore(_read(f), rel_dir))
 
     def _matches(self, rel: str, is_dir: bool) -> bool:
+        """``rel`` is workspace-relative; rules are matched against the repository-relative path."""
         parts = rel.split("/")
         if any(p in ALWAYS_IGNORED for p in parts):
             return True
-        for i in range(len(parts)):
-            self._load_dir("/".join(parts[:i]))
+        full = f"{self.prefix}/{rel}" if self.prefix else rel
+        full_parts = full.split("/")
+        for i in range(len(full_parts)):
+            self._load_dir("/".join(full_parts[:i]))
         ignored = False
         for rule in self._rules:
-            if rule.matches(rel, is_dir):
+            if rule.matches(full, is_dir):
                 ignored = not rule.negate
         return ignored
 
@@ -107,6 +118,14 @@ class IgnoreRules:
     def is_ignored_direct(self, rel: str, is_dir: bool) -> bool:
         """Like ``is_ignored`` but assumes the parent directories were already checked (walks)."""
         return self._matches(rel, is_dir)
+
+
+def find_repo_top(path: Path) -> Path | None:
+    """The nearest directory at or above ``path`` holding a ``.git`` (directory or file)."""
+    for d in (path, *path.parents):
+        if (d / ".git").exists():
+            return d
+    return None
 
 
 def _read(path: Path) -> str:

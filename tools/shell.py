@@ -60,6 +60,8 @@ class RunShell(BaseTool):
         )
         if rejection is not None:
             return rejection
+        if ctx.cancel is not None and ctx.cancel.cancelled:
+            return ToolResult(ok=False, output="cancelled by the user before it started", command=command)
         result = run_process(command, ctx.root, timeout=timeout, cancel=ctx.cancel, limit=OUTPUT_CAP)
         ok = result.exit_code == 0 and not (result.timed_out or result.cancelled)
         return ToolResult(

@@ -143,3 +143,18 @@ def test_list_files_accepts_a_glob_as_the_path(root: Path, make_ctx) -> None:
     _tree(root)
     out = ListFiles().run({"path": "src/*.py"}, make_ctx(root)).output
     assert out.splitlines() == ["src/app.py", "src/util.py"]
+
+
+def test_workspace_in_a_subdirectory_of_a_repo_uses_the_parent_gitignore(root: Path, make_ctx) -> None:
+    (root / ".gitignore").write_text("*.log\nsrc/gen/\n")
+    (root / ".git" / "info").mkdir(exist_ok=True)
+    (root / ".git" / "info" / "exclude").write_text("scratch.txt\n")
+    (root / "src" / "gen").mkdir()
+    (root / "src" / "gen" / "x.py").write_text("x\n")
+    (root / "src" / "a.log").write_text("x\n")
+    (root / "src" / "scratch.txt").write_text("x\n")
+    sub = root / "src"
+    assert ListFiles().run({}, make_ctx(sub)).output.splitlines() == ["app.py"]
+    rules = IgnoreRules(sub)
+    assert rules.top == root and rules.prefix == "src"
+    assert rules.is_ignored("gen/x.py") and rules.is_ignored("a.log") and not rules.is_ignored("app.py")

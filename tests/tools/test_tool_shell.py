@@ -90,3 +90,11 @@ def test_no_stdin_and_timeout_argument_is_clamped(ctx: ToolContext) -> None:
 
 def test_environment_disables_pagers(ctx: ToolContext) -> None:
     assert RunShell().run({"command": "echo $GIT_PAGER"}, ctx).output.splitlines()[1] == "cat"
+
+
+def test_already_cancelled_command_does_not_start(root: Path, make_ctx) -> None:
+    token = CancelToken()
+    token.cancel()
+    result = RunShell().run({"command": "touch started.txt"}, make_ctx(root, cancel=token))
+    assert not result.ok and "cancelled" in result.output
+    assert not (root / "started.txt").exists()
