@@ -101,7 +101,8 @@ class EngineWorker:
                         break
             except Exception as e:  # an engine bug must not kill the server
                 log.exception("engine stream failed")
-                done = DoneEvent("", (), "error", GenStats(), error=f"engine error: {e}")
+                first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+                done = DoneEvent("", (), "error", GenStats(), error=f"engine error: {first}")
                 job.push(done)
             if done is None:
                 done = DoneEvent("", (), "error", GenStats(), error="engine stream ended without a result")
