@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from tools.toolkit import BaseTool, ToolError, arg_str, workspace_path
 from tools.walk import iter_files
 
 MAX_LIST = 500
+MAX_LIST_SCAN = 50_000
 MAX_MATCHES = 200
 MAX_LINE_CHARS = 300
 MAX_GREP_FILE_BYTES = 2 * 1024 * 1024
@@ -50,7 +52,7 @@ class ListFiles(BaseTool):
         start, rel = _start(ctx, raw_path)
         files: list[str] = []
         more = 0
-        for f in iter_files(ctx.root, start, pattern):
+        for f in islice(iter_files(ctx.root, start, pattern), MAX_LIST_SCAN):
             if len(files) < MAX_LIST:
                 files.append(f.rel)
             else:

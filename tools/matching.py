@@ -48,6 +48,9 @@ def apply_edit(text: str, search: str, replace: str, path: str = "the file") -> 
     exact = _exact(text, search, replace, path)
     if exact is not None:
         return exact
+    unquoted = strip_line_numbers(search)
+    if unquoted is not None:  # copied from a "did you mean" quote, numbers and all
+        return apply_edit(text, unquoted, strip_line_numbers(replace) or replace, path)
     lines = text.split("\n")
     s_lines, lead, trail = _trim_blank(search.split("\n"))
     r_lines = _trim_like(replace.split("\n"), lead, trail)
@@ -63,6 +66,18 @@ def apply_edit(text: str, search: str, replace: str, path: str = "the file") -> 
             similarity=0.0,
         )
     return _fuzzy(lines, s_lines, r_lines, path) or _no_match(lines, s_lines, path)
+
+
+_QUOTED = re.compile(r"^ *\d+\| ?")
+
+
+def strip_line_numbers(text: str) -> str | None:
+    """``text`` without the ``   12| `` prefixes this module quotes lines with, or None when
+    not every non-blank line carries one."""
+    lines = text.split("\n")
+    if not any(x.strip() for x in lines) or not all(_QUOTED.match(x) for x in lines if x.strip()):
+        return None
+    return "\n".join(_QUOTED.sub("", x, count=1) for x in lines)
 
 
 # -- exact --------------------------------------------------------------------------

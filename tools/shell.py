@@ -55,9 +55,9 @@ class RunShell(BaseTool):
             raise ToolError("command is empty")
         timeout = arg_int(args, "timeout", DEFAULT_TIMEOUT_S) or DEFAULT_TIMEOUT_S
         timeout = max(1, min(timeout, MAX_TIMEOUT_S))
-        rejection = ask(
-            ctx, ApprovalRequest(kind="shell", tool=self.name, summary=f"run: {command}", command=command)
-        )
+        first = command.splitlines()[0]
+        summary = f"run: {first}" + (" ..." if first != command else "")
+        rejection = ask(ctx, ApprovalRequest(kind="shell", tool=self.name, summary=summary, command=command))
         if rejection is not None:
             return rejection
         if ctx.cancel is not None and ctx.cancel.cancelled:

@@ -107,3 +107,10 @@ def test_partial_line_with_whitespace_drift_keeps_the_rest_of_the_line() -> None
 def test_inline_whitespace_ambiguity() -> None:
     out = apply_edit("f(a,  b)\ng(a,   b)\n", "(a, b)", "(b, a)")
     assert not out.ok and out.how == "ambiguous" and "lines 1, 2" in out.message
+
+
+def test_search_copied_with_quoted_line_numbers() -> None:
+    search = "    4| def load(path):\n    5|     with open(path) as f:\n"
+    out = apply_edit(SRC, search, "def load(path, mode='r'):\n    with open(path, mode) as f:\n")
+    assert out.ok and out.how == "exact"
+    assert out.new_text is not None and "def load(path, mode='r'):\n    with open(path, mode) as f:\n" in out.new_text
