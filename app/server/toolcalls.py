@@ -67,7 +67,7 @@ def parse_tool_calls(text: str) -> tuple[str, list[ToolCall]]:
         calls.append(call)
         pos = m.end()
     kept.append(text[pos:])
-    content = "".join(kept).strip() if calls else text
+    content = "\n".join(k.strip() for k in kept if k.strip()) if calls else text
     return content, calls
 
 
