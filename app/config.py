@@ -21,10 +21,6 @@ def config_dir() -> Path:
     return Path(os.environ.get("TAU_CONFIG_DIR") or platformdirs.user_config_dir(APP))
 
 
-def cache_dir() -> Path:
-    return Path(os.environ.get("TAU_CACHE_DIR") or platformdirs.user_cache_dir(APP))
-
-
 def state_dir() -> Path:
     return Path(os.environ.get("TAU_STATE_DIR") or platformdirs.user_state_dir(APP))
 

@@ -18,6 +18,7 @@ class Draft:
     tokens: tuple[int, ...]
     source: str
     probs: np.ndarray | None = None
+    confidence: int = 0  # drafter-specific evidence (n-gram: tokens of context matched)
 
     def __len__(self) -> int:
         return len(self.tokens)

@@ -1,0 +1,104 @@
+"""``tau models``: the configured target and drafter, and which drafters apply."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from app.cli.main import add_model_flags
+from app.config import Config
+from engine import modelpack
+from engine.gguf_info import GGUFError, GGUFInfo, read_gguf, vocab_mismatch
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("models", help="show the configured target and draft models")
+    p.add_argument("--json", action="store_true")
+    add_model_flags(p)
+    p.set_defaults(func=run)
+
+
+def _describe(role: str, path: str | None, pack: modelpack.PackModel | None) -> tuple[dict, GGUFInfo | None]:
+    d: dict = {"role": role, "path": path, "ready": False}
+    if pack is not None and path is None:
+        d["path"] = str(modelpack.pack_path(pack))
+        d["source"] = f"default pack ({pack.description})"
+        if not modelpack.is_ready(pack):
+            try:
+                modelpack._part_files(pack)
+                d["status"] = "installed, assembled on first use"
+            except modelpack.ModelPackError as e:
+                d["status"] = str(e)
+            return d, None
+        path = d["path"]
+    assert path is not None
+    try:
+        info = read_gguf(path)
+    except GGUFError as e:
+        d["status"] = str(e)
+        return d, None
+    d.update(
+        ready=True,
+        status="ready",
+        name=info.name,
+        size_bytes=info.file_size,
+        arch=info.arch,
+        quant=info.quant,
+        n_vocab=info.n_vocab,
+        context_length=info.meta("context_length"),
+        weight_bytes_per_token=info.bytes_per_token,
+        mtp_layers=info.mtp_layers,
+    )
+    return d, info
+
+
+def collect(cfg: Config) -> dict:
+    target_path = str(Path(cfg.model).expanduser()) if cfg.model else None
+    t, tinfo = _describe("target", target_path, None if cfg.model else modelpack.TARGET)
+    draft: dict | None = None
+    dinfo = None
+    if cfg.draft_model.lower() != "none":
+        if cfg.draft_model:
+            draft, dinfo = _describe("draft", str(Path(cfg.draft_model).expanduser()), None)
+        elif not cfg.model:
+            draft, dinfo = _describe("draft", None, modelpack.DRAFT)
+    drafters = ["ngram (prompt, output and repository files)"]
+    if draft is not None:
+        if tinfo is not None and dinfo is not None:
+            why = vocab_mismatch(tinfo, dinfo)
+            draft["compatible"] = why is None
+            if why:
+                draft["status"] = f"cannot draft: {why}"
+            else:
+                drafters.append(f"draft model ({dinfo.name})")
+        elif draft.get("status", "").startswith("installed"):
+            drafters.append("draft model (after assembly)")
+    if tinfo is not None:
+        if tinfo.mtp_layers:
+            drafters.append(f"MTP heads ({tinfo.mtp_layers} layer(s))")
+        t["mtp"] = "present" if tinfo.mtp_layers else "none in this GGUF"
+    return {"target": t, "draft": draft, "drafters": drafters}
+
+
+def run(args: argparse.Namespace, cfg: Config) -> int:
+    data = collect(cfg)
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0 if data["target"]["ready"] or "first use" in data["target"].get("status", "") else 1
+    for m in (data["target"], data["draft"]):
+        if m is None:
+            continue
+        print(f"{m['role']}: {m.get('name') or m.get('source') or ''}")
+        print(f"  path    {m['path']}")
+        if m.get("ready"):
+            print(f"  size    {m['size_bytes'] / 1e9:.2f} GB   arch {m['arch']}   quant {m['quant']}   vocab {m['n_vocab']}")
+            print(f"  reads   {m['weight_bytes_per_token'] / 1e9:.2f} GB of weights per token")
+            if m["role"] == "target":
+                print(f"  MTP     {m['mtp']}")
+        print(f"  status  {m.get('status')}")
+    if data["draft"] is None:
+        print("draft: none configured")
+    print("drafters: " + ", ".join(data["drafters"]))
+    ok = data["target"]["ready"] or "first use" in data["target"].get("status", "")
+    return 0 if ok else 1

@@ -1,0 +1,252 @@
+"""The one module that imports llama_cpp: models, contexts and batches on the low-level API.
+
+llama_cpp is imported before numpy on purpose (importing numpy first crashed model loads
+on a CUDA build). llama.cpp's log goes to a file through ``llama_log_set`` and never
+reaches the terminal.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import llama_cpp  # noqa: I001  (must come before numpy)
+import numpy as np
+
+KV_TYPES = {"f32": 0, "f16": 1, "q4_0": 2, "q8_0": 8, "bf16": 30}
+
+
+class BackendError(RuntimeError):
+    """llama.cpp refused something (load, context, decode); the message is one line."""
+
+
+# ---- process-wide set-up -------------------------------------------------------------
+
+_init_lock = threading.Lock()
+_initialised = False
+_log_file: list = [None]
+
+
+@llama_cpp.llama_log_callback
+def _log_cb(level: int, text: bytes, _user: ctypes.c_void_p) -> None:
+    f = _log_file[0]
+    if f is not None:
+        try:
+            f.write(text.decode("utf-8", errors="replace"))
+            f.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def init(log_path: str = "") -> None:
+    """Initialise llama.cpp once; route its log to ``log_path`` (or discard it)."""
+    global _initialised
+    with _init_lock:
+        if log_path:
+            Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+            old = _log_file[0]
+            _log_file[0] = open(log_path, "a", encoding="utf-8")  # noqa: SIM115
+            if old is not None:
+                old.close()
+        if not _initialised:
+            llama_cpp.llama_log_set(_log_cb, ctypes.c_void_p(0))
+            llama_cpp.llama_backend_init()
+            _initialised = True
+
+
+def gpu_offload_supported() -> bool:
+    return bool(llama_cpp.llama_supports_gpu_offload())
+
+
+def system_info() -> str:
+    return llama_cpp.llama_print_system_info().decode("utf-8", errors="replace")
+
+
+# ---- models ----------------------------------------------------------------------------
+
+
+class Model:
+    """A loaded GGUF: weights plus its vocabulary."""
+
+    def __init__(self, path: str, *, gpu_layers: int = -1, load_mtp: bool = False) -> None:
+        init()
+        params = llama_cpp.llama_model_default_params()
+        params.n_gpu_layers = gpu_layers if gpu_layers >= 0 else 999
+        params.use_mmap = True
+        if load_mtp:
+            params.load_mtp = True
+        self.path = path
+        self.ptr = llama_cpp.llama_model_load_from_file(path.encode(), params)
+        if not self.ptr:
+            raise BackendError(f"llama.cpp could not load {path} (see the llama.cpp log)")
+        self.vocab = llama_cpp.llama_model_get_vocab(self.ptr)
+        self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self.vocab))
+        self.n_ctx_train = int(llama_cpp.llama_model_n_ctx_train(self.ptr))
+        self.n_layer_nextn = int(llama_cpp.llama_model_n_layer_nextn(self.ptr))
+        self.bos = int(llama_cpp.llama_vocab_bos(self.vocab))
+        self.eos = int(llama_cpp.llama_vocab_eos(self.vocab))
+        self.size_bytes = int(llama_cpp.llama_model_size(self.ptr))
+        self._piece_cache: dict[int, bytes] = {}
+        self._eog_cache: dict[int, bool] = {}
+
+    def close(self) -> None:
+        if self.ptr:
+            llama_cpp.llama_model_free(self.ptr)
+            self.ptr = None
+
+    def meta(self, key: str) -> str | None:
+        buf = ctypes.create_string_buffer(1 << 16)
+        n = llama_cpp.llama_model_meta_val_str(self.ptr, key.encode(), buf, len(buf))
+        if n < 0:
+            return None
+        if n >= len(buf):
+            buf = ctypes.create_string_buffer(n + 1)
+            llama_cpp.llama_model_meta_val_str(self.ptr, key.encode(), buf, len(buf))
+        return buf.value.decode("utf-8", errors="replace")
+
+    def chat_template(self) -> str | None:
+        ptr = llama_cpp.llama_model_chat_template(self.ptr, None)
+        return ptr.decode("utf-8", errors="replace") if ptr else None
+
+    def tokenize(self, text: str, *, add_special: bool = False, parse_special: bool = True) -> list[int]:
+        data = text.encode("utf-8")
+        cap = len(data) + 16
+        buf = (llama_cpp.llama_token * cap)()
+        n = llama_cpp.llama_tokenize(self.vocab, data, len(data), buf, cap, add_special, parse_special)
+        if n < 0:
+            cap = -n
+            buf = (llama_cpp.llama_token * cap)()
+            n = llama_cpp.llama_tokenize(self.vocab, data, len(data), buf, cap, add_special, parse_special)
+        return list(buf[:n])
+
+    def piece(self, token: int) -> bytes:
+        """The bytes of one token (special tokens rendered as their text)."""
+        b = self._piece_cache.get(token)
+        if b is None:
+            buf = ctypes.create_string_buffer(64)
+            n = llama_cpp.llama_token_to_piece(self.vocab, token, buf, len(buf), 0, True)
+            if n < 0:
+                buf = ctypes.create_string_buffer(-n)
+                n = llama_cpp.llama_token_to_piece(self.vocab, token, buf, len(buf), 0, True)
+            b = buf.raw[:n]
+            self._piece_cache[token] = b
+        return b
+
+    def detokenize(self, tokens: Sequence[int]) -> str:
+        return b"".join(self.piece(t) for t in tokens).decode("utf-8", errors="replace")
+
+    def is_eog(self, token: int) -> bool:
+        v = self._eog_cache.get(token)
+        if v is None:
+            v = bool(llama_cpp.llama_vocab_is_eog(self.vocab, token))
+            self._eog_cache[token] = v
+        return v
+
+
+# ---- contexts --------------------------------------------------------------------------
+
+
+class Context:
+    """One llama context (KV cache) on a model, with a reusable batch.
+
+    Only the engine's owner thread may call ``decode``/``truncate``.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        *,
+        n_ctx: int,
+        n_batch: int = 512,
+        threads: int = 0,
+        kv_type: str = "f16",
+        flash_attn: bool | None = None,
+        mtp: bool = False,
+    ) -> None:
+        if kv_type not in KV_TYPES:
+            raise BackendError(f"unknown KV cache type {kv_type!r}")
+        self.model = model
+        threads = threads or (os.cpu_count() or 1)
+        p = llama_cpp.llama_context_default_params()
+        p.n_ctx = n_ctx
+        p.n_batch = n_batch
+        p.n_ubatch = n_batch
+        p.n_seq_max = 1
+        p.n_threads = threads
+        p.n_threads_batch = threads
+        p.type_k = KV_TYPES[kv_type]
+        p.type_v = KV_TYPES[kv_type]
+        p.no_perf = True
+        if flash_attn is not None:
+            p.flash_attn_type = 1 if flash_attn else 0
+        elif kv_type not in ("f16", "f32", "bf16"):
+            p.flash_attn_type = 1  # a quantized V cache needs flash attention
+        if mtp:
+            p.ctx_type = llama_cpp.LLAMA_CONTEXT_TYPE_MTP
+        self.ptr = llama_cpp.llama_init_from_model(model.ptr, p)
+        if not self.ptr:
+            raise BackendError(
+                f"llama.cpp could not create a context of {n_ctx} tokens (KV {kv_type}); "
+                "try a shorter context or a smaller KV type"
+            )
+        self.n_ctx = int(llama_cpp.llama_n_ctx(self.ptr))
+        self.n_batch = n_batch
+        self.threads = threads
+        self.mem = llama_cpp.llama_get_memory(self.ptr)
+        self.batch = llama_cpp.llama_batch_init(n_batch, 0, 1)
+        self.n_vocab = model.n_vocab
+
+    def close(self) -> None:
+        if self.ptr:
+            llama_cpp.llama_batch_free(self.batch)
+            llama_cpp.llama_free(self.ptr)
+            self.ptr = None
+
+    def set_threads(self, threads: int) -> None:
+        llama_cpp.llama_set_n_threads(self.ptr, threads, threads)
+        self.threads = threads
+
+    def decode(self, tokens: Sequence[int], pos0: int, *, all_logits: bool) -> np.ndarray | None:
+        """Evaluate ``tokens`` at positions pos0.. and return logits.
+
+        all_logits: one row per token (verification) else only the last token's row.
+        Long inputs are split into n_batch chunks. Returns a copy: [rows, n_vocab] float32.
+        """
+        n = len(tokens)
+        if n == 0:
+            return None
+        if pos0 + n > self.n_ctx:
+            raise BackendError(f"context full: {pos0 + n} tokens exceed the context of {self.n_ctx}")
+        out: list[np.ndarray] = []
+        b = self.batch
+        for start in range(0, n, self.n_batch):
+            chunk = tokens[start : start + self.n_batch]
+            m = len(chunk)
+            last_chunk = start + m == n
+            for i, t in enumerate(chunk):
+                b.token[i] = t
+                b.pos[i] = pos0 + start + i
+                b.n_seq_id[i] = 1
+                b.seq_id[i][0] = 0
+                b.logits[i] = 1 if (all_logits or (last_chunk and i == m - 1)) else 0
+            b.n_tokens = m
+            rc = llama_cpp.llama_decode(self.ptr, b)
+            if rc != 0:
+                raise BackendError(f"llama_decode failed (code {rc})")
+            rows = m if all_logits else (1 if last_chunk else 0)
+            if rows:
+                ptr = llama_cpp.llama_get_logits(self.ptr)
+                arr = np.ctypeslib.as_array(ptr, shape=(rows, self.n_vocab))
+                out.append(arr.copy())
+        return out[0] if len(out) == 1 else np.concatenate(out)
+
+    def truncate(self, pos: int) -> None:
+        """Drop the KV cache from position ``pos`` on (rollback)."""
+        if not llama_cpp.llama_memory_seq_rm(self.mem, 0, pos, -1):
+            raise BackendError(f"could not roll the KV cache back to {pos}")
+
+    def clear(self) -> None:
+        llama_cpp.llama_memory_clear(self.mem, True)

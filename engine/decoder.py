@@ -1,0 +1,289 @@
+"""The decode loop: prefill with prefix reuse, then draft -> verify -> roll back, until done.
+
+Runs on the engine's owner thread. Plain decoding is the same loop with windows of 0.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.drafters.base import Draft, Drafter
+from engine.policy import Acceptance, CostCurve, choose_window, confidence_bucket
+from engine.sampling import Sampler
+from engine.spec import SpecConfig
+from engine.textstream import TextStream
+from engine.types import (
+    CancelToken,
+    DoneEvent,
+    EngineEvent,
+    GenerateRequest,
+    GenStats,
+    StatsEvent,
+    TokenEvent,
+)
+from engine.verify import verify
+
+STATS_INTERVAL_S = 0.25
+PROBE_EVERY = 64  # passes between exploratory windows of a drafter the policy has shelved
+
+
+class TokenModel:
+    """What the loop needs from a model: token bytes and end-of-generation ids."""
+
+    def piece(self, token: int) -> bytes:  # pragma: no cover - protocol
+        raise NotImplementedError
+
+    def is_eog(self, token: int) -> bool:  # pragma: no cover - protocol
+        raise NotImplementedError
+
+
+class Target:
+    """A target context plus the exact token list its KV cache holds."""
+
+    def __init__(self, ctx) -> None:  # ctx: engine.backend.Context (duck-typed for tests)
+        self.ctx = ctx
+        self.kv: list[int] = []
+
+    @property
+    def n_ctx(self) -> int:
+        return int(self.ctx.n_ctx)
+
+    def prefill(self, prompt: Sequence[int]) -> tuple[np.ndarray, int]:
+        """Evaluate the prompt reusing the longest cached prefix; returns (last logits, reused)."""
+        if not prompt:
+            raise ValueError("empty prompt")
+        common = 0
+        m = min(len(self.kv), len(prompt))
+        while common < m and self.kv[common] == prompt[common]:
+            common += 1
+        if common == len(prompt):
+            common -= 1  # re-evaluate the last token to get its logits
+        self.rollback(common)
+        rows = self.eval(prompt[common:], all_logits=False)
+        assert rows is not None
+        return rows[-1], common
+
+    def eval(self, tokens: Sequence[int], *, all_logits: bool) -> np.ndarray | None:
+        rows = self.ctx.decode(tokens, len(self.kv), all_logits=all_logits)
+        self.kv.extend(tokens)
+        return rows
+
+    def rollback(self, n_keep: int) -> None:
+        if n_keep < len(self.kv):
+            self.ctx.truncate(n_keep)
+            del self.kv[n_keep:]
+
+
+@dataclass
+class DrafterSlot:
+    drafter: Drafter
+    lookup: bool = True  # drafting is free (n-gram): propose first, then size the window
+    initial_cost: float = 0.0  # seconds per drafted token before any were measured
+    shelved_passes: int = 0
+    drafted: int = 0
+    accepted: int = 0
+
+    def cost(self) -> float:
+        if self.lookup:
+            return 0.0
+        measured = getattr(self.drafter, "cost_per_token", 0.0)
+        return measured or self.initial_cost
+
+
+@dataclass
+class LoopState:
+    """Per-generation counters that become GenStats."""
+
+    prompt_tokens: int = 0
+    reused: int = 0
+    passes: int = 0
+    prefill_s: float = 0.0
+    decode_s: float = 0.0
+    drafted: dict[str, int] = field(default_factory=dict)
+    accepted: dict[str, int] = field(default_factory=dict)
+    reached: list[int] = field(default_factory=list)
+    acc_pos: list[int] = field(default_factory=list)
+    near_ties: int = 0
+
+    def record(self, name: str, k: int, accepted: int) -> None:
+        self.drafted[name] = self.drafted.get(name, 0) + k
+        self.accepted[name] = self.accepted.get(name, 0) + accepted
+        while len(self.reached) < k:
+            self.reached.append(0)
+            self.acc_pos.append(0)
+        for i in range(k):
+            self.reached[i] += 1
+            if i < accepted:
+                self.acc_pos[i] += 1
+
+
+class Speculator:
+    """Long-lived speculation state of one engine: drafters, cost curve, acceptance."""
+
+    def __init__(self, curve: CostCurve, drafters: dict[str, DrafterSlot], acceptance: Acceptance | None = None) -> None:
+        self.curve = curve
+        self.slots = drafters
+        self.acceptance = acceptance or Acceptance()
+
+    def pick(self, hist: list[int], spec: SpecConfig, mode: str, room: int) -> tuple[Draft | None, int]:
+        """The draft to verify next (or None for a plain pass) and its bucket."""
+        max_k = min(spec.max_window, room)
+        if max_k <= 0:
+            return None, 0
+        for name in spec.drafters:
+            slot = self.slots.get(name)
+            if slot is None:
+                continue
+            key = f"{name}:{mode}"
+            if slot.lookup:
+                d = slot.drafter.propose(hist, max_k)
+                if not d.tokens:
+                    continue
+                bucket = confidence_bucket(d.confidence)
+                k = self._window(slot, key, bucket, len(d.tokens), spec)
+                if k > 0:
+                    return _cut(d, k), bucket
+                continue
+            k = self._window(slot, key, 0, max_k, spec)
+            if k > 0:
+                d = slot.drafter.propose(hist, k)
+                if d.tokens:
+                    return d, 0
+        return None, 0
+
+    def _window(self, slot: DrafterSlot, key: str, bucket: int, max_k: int, spec: SpecConfig) -> int:
+        if not spec.adaptive:
+            return min(spec.fixed_window, max_k)
+        rates = self.acceptance.rates(key, bucket, max_k)
+        choice = choose_window(self.curve, rates, max_k, slot.cost())
+        if choice.k > 0:
+            slot.shelved_passes = 0
+            return choice.k
+        slot.shelved_passes += 1
+        if slot.shelved_passes >= PROBE_EVERY:  # keep the estimate honest: probe now and then
+            slot.shelved_passes = 0
+            return min(2, max_k)
+        return 0
+
+
+def _cut(d: Draft, k: int) -> Draft:
+    if len(d.tokens) <= k:
+        return d
+    probs = d.probs[:k] if d.probs is not None else None
+    return Draft(d.tokens[:k], d.source, probs, d.confidence)
+
+
+def run(
+    target: Target,
+    model: TokenModel,
+    prompt: Sequence[int],
+    request: GenerateRequest,
+    spec: SpecConfig,
+    speculator: Speculator,
+    emit: Callable[[EngineEvent], None],
+    cancel: CancelToken | None = None,
+    ceiling_tok_s: float = 0.0,
+) -> DoneEvent:
+    t_start = time.perf_counter()
+    st = LoopState(prompt_tokens=len(prompt))
+    sampler = Sampler(request.sampling)
+    mode = "greedy" if request.sampling.greedy else "sampled"
+    stream = TextStream(request.stop)
+    out: list[int] = []
+    finish = ""
+    last_stats = t_start
+
+    def stats(now: float) -> GenStats:
+        return GenStats(
+            prompt_tokens=st.prompt_tokens,
+            reused_tokens=st.reused,
+            completion_tokens=len(out),
+            prefill_s=st.prefill_s,
+            decode_s=st.decode_s,
+            wall_s=now - t_start,
+            verify_passes=st.passes,
+            drafted=dict(st.drafted),
+            accepted=dict(st.accepted),
+            accept_by_pos=tuple(a / r for a, r in zip(st.acc_pos, st.reached, strict=False) if r),
+            ceiling_tok_s=ceiling_tok_s,
+            near_tie_divergences=st.near_ties,
+        )
+
+    if len(prompt) >= target.n_ctx:
+        now = time.perf_counter()
+        return DoneEvent("", (), "error", stats(now), error=f"prompt of {len(prompt)} tokens does not fit the context of {target.n_ctx}")
+
+    logits, st.reused = target.prefill(prompt)
+    hist = list(prompt)
+    new = [sampler.sample(logits, hist)]
+    st.passes = 1
+    t_decode = time.perf_counter()
+    st.prefill_s = t_decode - t_start
+
+    while True:
+        for t in new:
+            if model.is_eog(t):
+                finish = "stop"
+                break
+            out.append(t)
+            hist.append(t)
+            text = stream.feed(model.piece(t))
+            if stream.hit:
+                finish = "stop"
+                if text:
+                    emit(TokenEvent(text, (t,)))
+                break
+            if text:
+                emit(TokenEvent(text, (t,)))
+            if len(out) >= request.max_tokens:
+                finish = "length"
+                break
+        if finish:
+            break
+        if cancel is not None and cancel.cancelled:
+            finish = "cancelled"
+            break
+        room = target.n_ctx - len(target.kv) - 1
+        if room < 0:
+            finish = "length"
+            break
+        draft, bucket = speculator.pick(hist, spec, mode, min(room, request.max_tokens - len(out)))
+        toks = list(draft.tokens) if draft is not None else []
+        k = len(toks)
+        t0 = time.perf_counter()
+        rows = target.eval([hist[-1]] + toks, all_logits=k > 0)
+        t1 = time.perf_counter()
+        speculator.curve.observe(k + 1, t1 - t0)
+        st.passes += 1
+        assert rows is not None
+        if draft is None:
+            new = [sampler.sample(rows[-1], hist)]
+        else:
+            verdict = verify(rows, toks, sampler, hist, draft.probs if spec.stochastic_draft else None)
+            target.rollback(len(target.kv) - (k - verdict.accepted))
+            speculator.acceptance.update(f"{draft.source}:{mode}", bucket, k, verdict.accepted)
+            slot = speculator.slots.get(draft.source)
+            if slot is not None:
+                slot.drafted += k
+                slot.accepted += verdict.accepted
+            st.record(draft.source, k, verdict.accepted)
+            st.near_ties += int(verdict.near_tie)
+            new = toks[: verdict.accepted] + [verdict.token]
+        now = time.perf_counter()
+        st.decode_s = now - t_decode
+        if now - last_stats >= STATS_INTERVAL_S:
+            last_stats = now
+            emit(StatsEvent(stats(now)))
+
+    tail = stream.finish()
+    if tail:
+        emit(TokenEvent(tail, ()))
+    now = time.perf_counter()
+    st.decode_s = now - t_decode
+    final = stats(now)
+    emit(StatsEvent(final))
+    return DoneEvent(stream.text, tuple(out), finish, final)

@@ -1,0 +1,91 @@
+"""A small same-tokenizer draft model in its own context (KV cache always f16).
+
+It keeps its KV cache in step with the target's history by common prefix (so a target
+rollback is a draft rollback too), then drafts token by token: greedy, or, for sampled
+generation, sampling from its own distribution q and returning q for the min(1, p/q) rule.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from engine.drafters.base import Draft
+from engine.sampling import Sampler
+from engine.types import SamplingParams
+
+
+class DraftModelDrafter:
+    name = "draft"
+
+    def __init__(self, ctx, *, min_confidence: float = 0.0) -> None:  # ctx: engine.backend.Context (f16 KV)
+        self.ctx = ctx
+        self.kv: list[int] = []
+        self.sampling: SamplingParams = SamplingParams()
+        self.min_confidence = min_confidence
+        self.seconds = 0.0  # time spent drafting (not catching up)
+        self.tokens = 0
+
+    @property
+    def cost_per_token(self) -> float:
+        return self.seconds / self.tokens if self.tokens else 0.0
+
+    def set_sampling(self, params: SamplingParams, rng: np.random.Generator | None = None) -> None:
+        self.sampling = params
+        self._sampler = Sampler(params, rng)
+
+    def reset(self) -> None:
+        self.ctx.truncate(0)
+        self.kv.clear()
+
+    def _sync(self, history: Sequence[int]) -> np.ndarray:
+        common = 0
+        m = min(len(self.kv), len(history))
+        while common < m and self.kv[common] == history[common]:
+            common += 1
+        if common == len(history):
+            common -= 1
+        if common < len(self.kv):
+            self.ctx.truncate(common)
+            del self.kv[common:]
+        room = self.ctx.n_ctx - 1
+        todo = list(history[common:])
+        if len(self.kv) + len(todo) > room:
+            raise RuntimeError("draft context full")
+        rows = self.ctx.decode(todo, len(self.kv), all_logits=False)
+        self.kv.extend(todo)
+        return rows[-1]
+
+    def propose(self, history: Sequence[int], max_len: int) -> Draft:
+        if max_len <= 0 or not history or len(history) + max_len >= self.ctx.n_ctx:
+            return Draft((), self.name)
+        logits = self._sync(history)
+        t0 = time.perf_counter()
+        sampler = getattr(self, "_sampler", None) or Sampler(self.sampling)
+        stochastic = not self.sampling.greedy
+        toks: list[int] = []
+        qs: list[np.ndarray] = []
+        recent = list(history[-64:])
+        for i in range(max_len):
+            if stochastic:
+                q = sampler.dense(logits, recent)
+                nz = np.flatnonzero(q)
+                t = sampler.sample_from(nz, q[nz])
+                qs.append(q)
+            else:
+                t = int(np.argmax(logits))
+                if self.min_confidence > 0 and i > 0:
+                    z = logits - logits.max()
+                    pr = np.exp(z)
+                    if pr[t] / pr.sum() < self.min_confidence:
+                        break
+            toks.append(t)
+            recent.append(t)
+            if i + 1 < max_len:
+                logits = self.ctx.decode([t], len(self.kv), all_logits=False)[-1]
+                self.kv.append(t)
+        self.seconds += time.perf_counter() - t0
+        self.tokens += len(toks)
+        return Draft(tuple(toks), self.name, np.stack(qs) if qs else None)

@@ -1,0 +1,229 @@
+"""LocalEngine: llama.cpp in-process, with tau's speculative decoding.
+
+Loads the target (and optionally a draft model), measures or loads the machine profile
+(verify-cost curve, draft cost, memory bandwidth), and serves ``stream`` requests one at a
+time on its owner thread.
+"""
+
+from __future__ import annotations
+
+import queue
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+from engine import backend
+from engine.chat_template import render_chatml, render_jinja
+from engine.config import EngineConfig
+from engine.decoder import DrafterSlot, Speculator, Target, run
+from engine.drafters.draft_model import DraftModelDrafter
+from engine.drafters.ngram import DEFAULT_KEY_LEN, NgramDrafter
+from engine.gguf_info import GGUFError, GGUFInfo, read_gguf, vocab_mismatch
+from engine.measure import (
+    load_profile,
+    memory_bandwidth_gbs,
+    profile_path,
+    save_profile,
+    token_cost,
+    verify_curve,
+)
+from engine.policy import CostCurve
+from engine.spec import SpecConfig, spec_preset
+from engine.types import CancelToken, DoneEvent, EngineEvent, GenerateRequest, GenStats, ModelInfo
+from engine.worker import OwnerThread
+
+Progress = Callable[[str, float], None]
+
+
+class EngineError(RuntimeError):
+    """Loading or running the engine failed; the message is one line for the user."""
+
+
+class LocalEngine:
+    def __init__(self, cfg: EngineConfig, progress: Progress | None = None) -> None:
+        self.cfg = cfg
+        self._owner = OwnerThread()
+        self._closed = False
+        try:
+            self._owner.call(lambda: self._load(progress))
+        except (GGUFError, backend.BackendError, ValueError, OSError) as e:
+            self._owner.stop()
+            raise EngineError(str(e)) from None
+
+    @classmethod
+    def load(cls, cfg: EngineConfig, progress: Progress | None = None) -> LocalEngine:
+        return cls(cfg, progress)
+
+    # -- loading (owner thread) ------------------------------------------------------------
+    def _load(self, progress: Progress | None) -> None:
+        cfg = self.cfg
+        say = progress or (lambda _m, _f: None)
+        backend.init(cfg.log_path)
+        self.gguf: GGUFInfo = read_gguf(cfg.model_path)
+        self.draft_gguf: GGUFInfo | None = None
+        if cfg.draft_model_path:
+            self.draft_gguf = read_gguf(cfg.draft_model_path)
+            why = vocab_mismatch(self.gguf, self.draft_gguf)
+            if why:
+                raise EngineError(f"draft model {Path(cfg.draft_model_path).name} cannot draft for {Path(cfg.model_path).name}: {why}")
+        say(f"loading {self.gguf.name}", 0.1)
+        self.model = backend.Model(cfg.model_path, gpu_layers=cfg.gpu_layers)
+        self.gpu = backend.gpu_offload_supported() and cfg.gpu_layers != 0
+        n_ctx = min(cfg.n_ctx, self.model.n_ctx_train) if self.model.n_ctx_train > 0 else cfg.n_ctx
+        self.ctx = backend.Context(
+            self.model, n_ctx=n_ctx, n_batch=cfg.n_batch, threads=cfg.threads, kv_type=cfg.kv_type, flash_attn=cfg.flash_attn
+        )
+        self.target = Target(self.ctx)
+        self.draft_model = None
+        self.draft_ctx = None
+        if self.draft_gguf is not None:
+            say(f"loading draft {self.draft_gguf.name}", 0.5)
+            self.draft_model = backend.Model(cfg.draft_model_path or "", gpu_layers=cfg.gpu_layers)
+            self.draft_ctx = backend.Context(  # the drafter's KV stays f16: quantized KV collapses acceptance
+                self.draft_model, n_ctx=self.ctx.n_ctx, n_batch=cfg.n_batch, threads=cfg.threads, kv_type="f16", flash_attn=cfg.flash_attn
+            )
+        # machine profile
+        ppath = profile_path(cfg.cache_dir, cfg.model_path, self.gpu, self.ctx.threads)
+        prof = load_profile(ppath)
+        dirty = False
+        if "verify_curve" not in prof:
+            say("measuring the verify-cost curve (once per model and machine)", 0.7)
+            prof["verify_curve"] = {str(k): v for k, v in verify_curve(self.ctx, self.model.n_vocab).items()}
+            dirty = True
+        if self.draft_ctx is not None and "draft_token_s" not in prof:
+            prof["draft_token_s"] = token_cost(self.draft_ctx, self.model.n_vocab)
+            dirty = True
+        bw = cfg.memory_bandwidth_gbs or prof.get("bandwidth_gbs", 0.0)
+        if not bw and not self.gpu:
+            bw = memory_bandwidth_gbs()
+            prof["bandwidth_gbs"] = bw
+            dirty = True
+        if dirty:
+            save_profile(ppath, prof)
+        self.profile = prof
+        self.bandwidth_gbs = float(bw or 0.0)
+        self.bytes_per_token = self.gguf.bytes_per_token
+        self.ceiling_tok_s = self.bandwidth_gbs * 1e9 / self.bytes_per_token if self.bandwidth_gbs else 0.0
+        curve = CostCurve({int(k): float(v) for k, v in prof["verify_curve"].items()})
+        self.ngram = NgramDrafter(cfg.ngram_key or DEFAULT_KEY_LEN)
+        slots = {"ngram": DrafterSlot(self.ngram, lookup=True)}
+        self.draft_drafter: DraftModelDrafter | None = None
+        if self.draft_ctx is not None:
+            self.draft_drafter = DraftModelDrafter(self.draft_ctx)
+            slots["draft"] = DrafterSlot(self.draft_drafter, lookup=False, initial_cost=float(prof.get("draft_token_s", 0.0)))
+        self.speculator = Speculator(curve, slots)
+        template = self.model.chat_template()
+        self._template = template
+        self._info = ModelInfo(
+            name=self.gguf.name,
+            path=cfg.model_path,
+            n_ctx=self.ctx.n_ctx,
+            arch=self.gguf.arch,
+            quant=self.gguf.quant,
+            size_bytes=self.gguf.file_size,
+            draft_name=self.draft_gguf.name if self.draft_gguf else None,
+            backend="llama.cpp (" + ("gpu" if self.gpu else "cpu") + ")",
+        )
+        say("ready", 1.0)
+
+    # -- Engine protocol -----------------------------------------------------------------
+    @property
+    def info(self) -> ModelInfo:
+        return self._info
+
+    def tokenize(self, text: str) -> list[int]:
+        return self.model.tokenize(text, add_special=False, parse_special=True)
+
+    def detokenize(self, tokens: Sequence[int]) -> str:
+        return self.model.detokenize(tokens)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenize(text))
+
+    def chat_prompt(self, messages: Sequence[dict], tools: Sequence[dict] | None = None, add_generation_prompt: bool = True) -> str:
+        if self._template:
+            try:
+                return render_jinja(self._template, messages, tools, add_generation_prompt)
+            except Exception:  # a template jinja2 cannot run: ChatML is what Qwen-family models expect
+                pass
+        return render_chatml(messages, tools, add_generation_prompt)
+
+    def register_context(self, key: str, text: str) -> None:
+        self.ngram.add_source(key, self.tokenize(text))
+
+    def spec_config(self, mode: str) -> SpecConfig:
+        return spec_preset(mode, self.cfg.max_window or 16)
+
+    def stream(
+        self, request: GenerateRequest, cancel: CancelToken | None = None, spec: SpecConfig | None = None
+    ) -> Iterator[EngineEvent]:
+        if self._closed:
+            raise EngineError("engine is closed")
+        cancel = cancel or CancelToken()
+        q: queue.Queue[EngineEvent | BaseException] = queue.Queue()
+        spec = spec or self.spec_config(request.spec)
+
+        def job() -> None:
+            try:
+                done = self._generate(request, spec, q.put, cancel)
+                q.put(done)
+            except BaseException as e:  # noqa: BLE001 - reported as a DoneEvent
+                q.put(e)
+
+        self._owner.submit(job)
+        finished = False
+        try:
+            while True:
+                ev = q.get()
+                if isinstance(ev, BaseException):
+                    finished = True
+                    yield DoneEvent("", (), "error", GenStats(), error=f"{type(ev).__name__}: {ev}")
+                    return
+                yield ev
+                if isinstance(ev, DoneEvent):
+                    finished = True
+                    return
+        finally:
+            if not finished:
+                cancel.cancel()  # the consumer went away: free the engine at the next pass
+
+    def _generate(self, request: GenerateRequest, spec: SpecConfig, emit, cancel: CancelToken) -> DoneEvent:
+        prompt = list(request.prompt) if not isinstance(request.prompt, str) else self.tokenize(request.prompt)
+        if not prompt:
+            return DoneEvent("", (), "error", GenStats(), error="empty prompt")
+        if self.draft_drafter is not None:
+            self.draft_drafter.set_sampling(request.sampling)
+        if "mtp" in spec.drafters and "mtp" not in self.speculator.slots:
+            pass  # no MTP heads in this model: the preset falls through to the other drafters
+        try:
+            return run(self.target, self.model, prompt, request, spec, self.speculator, emit, cancel, self.ceiling_tok_s)
+        except backend.BackendError as e:
+            self.target.rollback(0)
+            return DoneEvent("", (), "error", GenStats(prompt_tokens=len(prompt)), error=str(e))
+
+    def call(self, fn: Callable[[], object]) -> object:
+        """Run ``fn`` on the owner thread (for benchmarks that touch contexts directly)."""
+        return self._owner.call(fn)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+
+        def free() -> None:
+            if self.draft_ctx is not None:
+                self.draft_ctx.close()
+            if self.draft_model is not None:
+                self.draft_model.close()
+            self.ctx.close()
+            self.model.close()
+
+        try:
+            self._owner.call(free)
+        finally:
+            self._owner.stop()
+
+    @property
+    def queue_length(self) -> int:
+        return self._owner.pending
+
+

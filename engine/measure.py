@@ -1,0 +1,98 @@
+"""Measurements the engine makes once per model and machine, cached as a JSON profile:
+the verify-cost curve, the draft model's cost per token, and memory bandwidth."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+CURVE_POINTS = (1, 2, 3, 4, 6, 8, 12, 16, 24)
+WARM_TOKENS = 48
+
+
+def machine_id(gpu: bool) -> str:
+    cpu = platform.processor() or platform.machine()
+    return f"{platform.node()}-{os.cpu_count()}cpu-{cpu}-{'gpu' if gpu else 'cpu'}".replace("/", "_").replace(" ", "_")
+
+
+def profile_path(cache_dir: str, model_path: str, gpu: bool, threads: int) -> Path | None:
+    if not cache_dir:
+        return None
+    p = Path(model_path)
+    size = p.stat().st_size if p.exists() else 0
+    name = f"{p.stem}-{size}-{machine_id(gpu)}-t{threads}.json"
+    return Path(cache_dir) / "profiles" / name
+
+
+def load_profile(path: Path | None) -> dict[str, Any]:
+    if path is None or not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def save_profile(path: Path | None, data: dict[str, Any]) -> None:
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
+    os.replace(tmp, path)
+
+
+def verify_curve(ctx, vocab_size: int, points: tuple[int, ...] = CURVE_POINTS, repeats: int = 2) -> dict[int, float]:
+    """Seconds to decode n rows with logits on all rows, after a short warm context.
+
+    ``ctx`` is an engine.backend.Context; its KV cache is cleared before and after.
+    """
+    rng = np.random.default_rng(0)
+    warm = [int(t) for t in rng.integers(100, min(vocab_size, 30000), WARM_TOKENS)]
+    ctx.truncate(0)
+    ctx.decode(warm, 0, all_logits=False)
+    out: dict[int, float] = {}
+    for n in points:
+        toks = [int(t) for t in rng.integers(100, min(vocab_size, 30000), n)]
+        best = float("inf")
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            ctx.decode(toks, WARM_TOKENS, all_logits=True)
+            best = min(best, time.perf_counter() - t0)
+            ctx.truncate(WARM_TOKENS)
+        out[n] = best
+    ctx.truncate(0)
+    return out
+
+
+def token_cost(ctx, vocab_size: int, n: int = 6) -> float:
+    """Seconds for one single-token decode step (e.g. of the draft model)."""
+    ctx.truncate(0)
+    ctx.decode(list(range(100, 116)), 0, all_logits=False)
+    t0 = time.perf_counter()
+    for i in range(n):
+        ctx.decode([200 + i], 16 + i, all_logits=False)
+    dt = (time.perf_counter() - t0) / n
+    ctx.truncate(0)
+    return dt
+
+
+def memory_bandwidth_gbs(mb: int = 256, repeats: int = 3) -> float:
+    """Host memory bandwidth from a large copy (bytes read + written per second)."""
+    n = mb * (1 << 20) // 8
+    src = np.ones(n, dtype=np.float64)
+    dst = np.empty_like(src)
+    np.copyto(dst, src)
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        np.copyto(dst, src)
+        best = min(best, time.perf_counter() - t0)
+    return 2 * src.nbytes / best / 1e9

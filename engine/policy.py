@@ -1,0 +1,146 @@
+"""The adaptive window: how many drafted tokens to verify in the next pass (0 = plain decode).
+
+Throughput ~ E[tokens emitted] / (verify cost + draft cost). The policy knows the
+verify-cost curve (seconds for n rows, measured once and refined online) and each
+drafter's acceptance by draft position (learned online, per evidence bucket), and picks
+the window that maximizes expected tokens per second.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+MAX_WINDOW = 24
+
+
+class CostCurve:
+    """Seconds to verify n rows (n = 1 + drafted tokens), with online refinement."""
+
+    def __init__(self, seconds: dict[int, float]) -> None:
+        if 1 not in seconds:
+            raise ValueError("the cost curve needs n=1")
+        self._pts = dict(sorted(seconds.items()))
+        self._alpha = 0.05
+
+    @property
+    def points(self) -> dict[int, float]:
+        return dict(self._pts)
+
+    def cost(self, n: int) -> float:
+        pts = self._pts
+        if n in pts:
+            return pts[n]
+        xs = list(pts)
+        if n > xs[-1]:
+            if len(xs) == 1:
+                return pts[xs[0]] * n
+            a, b = xs[-2], xs[-1]
+            slope = (pts[b] - pts[a]) / (b - a)
+            return pts[b] + slope * (n - b)
+        lo = max(x for x in xs if x < n)
+        hi = min(x for x in xs if x > n)
+        f = (n - lo) / (hi - lo)
+        return pts[lo] * (1 - f) + pts[hi] * f
+
+    def relative(self, n: int) -> float:
+        return self.cost(n) / self._pts[1]
+
+    def observe(self, n: int, seconds: float) -> None:
+        if seconds <= 0:
+            return
+        if n in self._pts:
+            self._pts[n] = (1 - self._alpha) * self._pts[n] + self._alpha * seconds
+        else:
+            self._pts[n] = (1 - self._alpha) * self.cost(n) + self._alpha * seconds
+            self._pts = dict(sorted(self._pts.items()))
+
+
+def confidence_bucket(confidence: int) -> int:
+    """Group drafter evidence (n-gram: tokens of context matched) into a few buckets."""
+    if confidence <= 0:
+        return 0
+    return min(5, int(math.log2(confidence)))
+
+
+@dataclass
+class _Counts:
+    reached: list[float] = field(default_factory=lambda: [0.0] * MAX_WINDOW)
+    accepted: list[float] = field(default_factory=lambda: [0.0] * MAX_WINDOW)
+
+
+class Acceptance:
+    """P(draft position i accepted | positions < i accepted), per drafter and bucket.
+
+    Estimates shrink towards the previous position's estimate (and position 0 towards a
+    prior), so sparse buckets stay sensible. Old evidence decays so the estimate tracks
+    the workload.
+    """
+
+    def __init__(self, prior: float = 0.5, prior_weight: float = 2.0, decay: float = 0.995) -> None:
+        self.prior = prior
+        self.prior_weight = prior_weight
+        self.decay = decay
+        self._c: dict[tuple[str, int], _Counts] = {}
+
+    def rates(self, drafter: str, bucket: int, n: int) -> list[float]:
+        c = self._c.get((drafter, bucket))
+        out: list[float] = []
+        prev = self.prior
+        for i in range(min(n, MAX_WINDOW)):
+            if c is None:
+                r = prev
+            else:
+                r = (c.accepted[i] + self.prior_weight * prev) / (c.reached[i] + self.prior_weight)
+            out.append(r)
+            prev = r
+        return out
+
+    def update(self, drafter: str, bucket: int, drafted: int, accepted: int) -> None:
+        c = self._c.setdefault((drafter, bucket), _Counts())
+        d = self.decay
+        for i in range(MAX_WINDOW):
+            c.reached[i] *= d
+            c.accepted[i] *= d
+        for i in range(min(drafted, MAX_WINDOW)):
+            c.reached[i] += 1
+            if i < accepted:
+                c.accepted[i] += 1
+
+    def by_position(self, drafter: str | None = None) -> list[float]:
+        """Pooled acceptance by position (for stats), over all buckets of a drafter or all."""
+        reached = [0.0] * MAX_WINDOW
+        acc = [0.0] * MAX_WINDOW
+        for (name, _), c in self._c.items():
+            if drafter is None or name == drafter:
+                for i in range(MAX_WINDOW):
+                    reached[i] += c.reached[i]
+                    acc[i] += c.accepted[i]
+        return [a / r for a, r in zip(acc, reached, strict=False) if r > 0]
+
+
+def expected_tokens(rates: list[float], k: int) -> float:
+    """Expected tokens emitted by one pass verifying k drafted tokens: 1 + sum_j prod_{i<=j} a_i."""
+    e, run = 1.0, 1.0
+    for i in range(k):
+        run *= rates[i]
+        e += run
+    return e
+
+
+@dataclass(frozen=True)
+class Choice:
+    k: int
+    gain: float  # expected tokens/s relative to plain decode
+
+
+def choose_window(curve: CostCurve, rates: list[float], max_k: int, draft_cost: float = 0.0) -> Choice:
+    """Best k in 0..max_k. draft_cost: seconds to draft one token (0 for lookups)."""
+    t1 = curve.cost(1)
+    best = Choice(0, 1.0)
+    for k in range(1, min(max_k, len(rates)) + 1):
+        t = curve.cost(k + 1) + k * draft_cost
+        gain = expected_tokens(rates, k) / t * t1
+        if gain > best.gain:
+            best = Choice(k, gain)
+    return best

@@ -1,0 +1,76 @@
+"""Verification: which prefix of a draft the target accepts, and the token that follows.
+
+Lossless by construction: every emitted token is distributed exactly as plain decoding
+from the same ``Sampler`` would distribute it.
+
+- greedy: accept while the draft equals the target's argmax.
+- sampled, deterministic draft: sample-and-match (sample x ~ p; accept while x equals the
+  draft); the Leviathan/Chen rule for a point-mass q reduces to exactly this.
+- sampled, stochastic draft with q: accept with min(1, p(x)/q(x)), else resample from the
+  normalized max(0, p - q).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.sampling import Sampler
+
+NEAR_TIE_LOGIT_GAP = 0.5  # top-2 logit gap under which batched kernels may flip the argmax
+
+
+@dataclass(frozen=True)
+class Verdict:
+    accepted: int  # draft tokens accepted
+    token: int  # the target's token after them (correction, or bonus when all were accepted)
+    near_tie: bool = False  # greedy rejection at a top-2 near-tie
+
+
+def _recent(history: Sequence[int], sampler: Sampler) -> list[int]:
+    n = sampler.params.repeat_last_n
+    if sampler.params.repeat_penalty == 1.0 or n == 0:
+        return []
+    return list(history[-n:]) if n > 0 else list(history)
+
+
+def verify(rows: np.ndarray, draft: Sequence[int], sampler: Sampler, history: Sequence[int], q: np.ndarray | None = None) -> Verdict:
+    """rows[i] are the target's logits after history + draft[:i]; len(rows) == len(draft) + 1."""
+    if q is not None and not sampler.params.greedy:
+        return verify_stochastic(rows, draft, q, sampler, history)
+    recent = _recent(history, sampler)
+    greedy = sampler.params.greedy
+    for i, d in enumerate(draft):
+        x = sampler.argmax(rows[i], recent) if greedy else sampler.sample(rows[i], recent)
+        if x != d:
+            tie = greedy and _top2_gap(sampler.penalized(rows[i], recent)) < NEAR_TIE_LOGIT_GAP
+            return Verdict(i, x, tie)
+        if recent:
+            recent.append(d)
+    last = rows[len(draft)]
+    return Verdict(len(draft), sampler.argmax(last, recent) if greedy else sampler.sample(last, recent))
+
+
+def verify_stochastic(rows: np.ndarray, draft: Sequence[int], q: np.ndarray, sampler: Sampler, history: Sequence[int]) -> Verdict:
+    """Leviathan et al. / Chen et al. speculative sampling; q[i] is the drafter's distribution for draft[i]."""
+    recent = _recent(history, sampler)
+    rng = sampler.rng
+    for i, d in enumerate(draft):
+        p = sampler.dense(rows[i], recent)
+        qi = q[i]
+        if qi[d] <= 0.0 or rng.random() >= min(1.0, p[d] / qi[d]):
+            resid = np.maximum(p - qi, 0.0)
+            z = resid.sum()
+            dist = resid / z if z > 0 else p
+            nz = np.flatnonzero(dist)
+            return Verdict(i, sampler.sample_from(nz, dist[nz]))
+        if recent:
+            recent.append(d)
+    return Verdict(len(draft), sampler.sample(rows[len(draft)], recent))
+
+
+def _top2_gap(logits: np.ndarray) -> float:
+    top2 = np.partition(logits, -2)[-2:]
+    return float(abs(top2[1] - top2[0]))
