@@ -9,6 +9,7 @@ from pathlib import PurePosixPath
 SECRET_NAME_PATTERNS = (
     ".env",
     ".env.*",
+    ".envrc",
     "*.env",
     "*.pem",
     "*.key",
