@@ -16,8 +16,9 @@ from pathlib import Path
 import httpx
 
 from app import announce
-from app.config import Config, cache_dir, state_dir
+from app.config import Config, state_dir
 from engine.config import EngineConfig
+from engine.paths import cache_dir
 from engine.types import Engine
 
 Progress = Callable[[str, float], None]

@@ -9,7 +9,6 @@ import ipaddress
 import os
 import signal
 import sys
-from collections.abc import Callable
 from types import FrameType
 
 from app.config import Config
@@ -49,18 +48,6 @@ def _err(msg: str) -> int:
     return 1
 
 
-def _progress_printer() -> Callable[[str, float], None]:
-    last: dict[str, float] = {}
-
-    def progress(msg: str, frac: float) -> None:
-        prev = last.get(msg)
-        if prev is None or frac >= 1.0 or frac - prev >= 0.1:
-            last[msg] = frac
-            print(f"tau serve: {msg} {frac * 100:.0f}%", file=sys.stderr, flush=True)
-
-    return progress
-
-
 class _Terminated(Exception):
     pass
 
@@ -68,6 +55,7 @@ class _Terminated(Exception):
 def run(args: argparse.Namespace, cfg: Config) -> int:
     from app import announce
     from app.engine_factory import EngineOpenError, open_engine
+    from app.progress import ProgressBar
     from app.server import create_app
     from app.server.runner import bind_socket, serve_foreground
     from engine.types import SamplingParams
@@ -100,7 +88,7 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         print("tau serve: loading the model ...", file=sys.stderr, flush=True)
         try:
             engine = open_engine(dataclasses.replace(cfg, endpoint=""), local=True,
-                                 progress=_progress_printer())
+                                 progress=ProgressBar())
         except EngineOpenError as e:
             return _err(str(e))
         name = args.model_name or engine.info.name

@@ -11,7 +11,16 @@ import pytest
 from app.remote_engine import RemoteEngine, RemoteEngineError, parse_chatml
 from engine.chat_template import render_chatml
 from engine.scripted import ScriptedEngine
-from engine.types import CancelToken, DoneEvent, Engine, GenerateRequest, SamplingParams, StatsEvent, TokenEvent, generate
+from engine.types import (
+    CancelToken,
+    DoneEvent,
+    Engine,
+    GenerateRequest,
+    SamplingParams,
+    StatsEvent,
+    TokenEvent,
+    generate,
+)
 
 REPLIES = [
     "Sure! Here is the function:\n```python\ndef fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n```\n",
