@@ -29,6 +29,14 @@ lines copied exactly from the file, with their indentation
 the new lines
 >>>>>>> REPLACE
 
+Example: to make greet() in hello.py shout, answer:
+hello.py
+<<<<<<< SEARCH
+    return "hello " + name
+=======
+    return "HELLO " + name.upper()
+>>>>>>> REPLACE
+
 Rules:
 - The SEARCH lines must match the file exactly and be unique in it; keep them short.
 - Several changes: several blocks. Do not repeat unchanged code outside the blocks.
