@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,9 +31,10 @@ class ScriptedApprover:
         return ApprovalDecision(self.approve, always=self.always, note=self.note)
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> git.Repo:
-    root = tmp_path / "ws"
+@pytest.fixture(scope="session")
+def _template_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One committed repository per session; each test gets a fresh copy (fast)."""
+    root = tmp_path_factory.mktemp("template") / "ws"
     root.mkdir()
     r = git.Repo.init(root)
     with r.config_writer() as cw:
@@ -44,7 +46,16 @@ def repo(tmp_path: Path) -> git.Repo:
     (root / "src" / "app.py").write_text("def main():\n    print('hello')\n    return 0\n")
     r.index.add(["README.md", "src/app.py"])
     r.index.commit("initial")
-    return r
+    r.close()
+    return root
+
+
+@pytest.fixture
+def repo(tmp_path: Path, _template_repo: Path) -> git.Repo:
+    """A git repository (README.md and src/app.py committed) at tmp_path/ws."""
+    root = tmp_path / "ws"
+    shutil.copytree(_template_repo, root, symlinks=True)
+    return git.Repo(root)
 
 
 @pytest.fixture
