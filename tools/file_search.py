@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tools.base import ToolContext, ToolResult
+from tools.paths import relative
 from tools.secret_files import is_secret_path
 from tools.textio import NotText, decode
 from tools.toolkit import BaseTool, ToolError, arg_str, workspace_path
@@ -98,7 +99,7 @@ class Grep(BaseTool):
         for f in iter_files(ctx.root, start, glob):
             if scanned >= MAX_GREP_FILES:
                 break
-            if is_secret_path(f.rel):
+            if is_secret_path(f.rel) or (f.path.is_symlink() and is_secret_path(relative(ctx.root, f.path.resolve()))):
                 skipped_secret += 1
                 continue
             try:

@@ -158,3 +158,12 @@ def test_git_commit_asks_like_shell_in_auto_edit(root: Path, approver) -> None:
     result = GitCommit().run({"message": "add"}, _ctx(root, Policy("auto-edit", a)))
     assert not result.ok and result.output == "rejected by user: I will commit myself"
     assert [(r.kind, r.tool) for r in a.asked] == [("shell", "git_commit")]
+
+
+def test_secret_behind_an_innocent_symlink_still_asks(root: Path, approver) -> None:
+    (root / ".env").write_text("API_KEY=abc123\n")
+    (root / "config.txt").symlink_to(root / ".env")
+    no = approver(approve=False)
+    result = ReadFile().run({"path": "config.txt"}, _ctx(root, Policy("full-auto", no)))
+    assert not result.ok and "abc123" not in result.output
+    assert [r.path for r in no.asked] == [".env"]
