@@ -19,6 +19,7 @@ from tools.secret_files import is_secret_path
 from tools.toolkit import BaseTool, ToolError, arg_int, arg_str, ask, workspace_path
 
 OUTPUT_CAP = 30_000
+COMMIT_TIMEOUT_S = 300  # commit hooks can be slow, but not forever
 _DIFF_HEAD = re.compile(r"^diff --git a/(.*?) b/(.*)$")
 
 
@@ -173,7 +174,7 @@ class GitCommit(BaseTool):
             if not staged:
                 note = " (files that may hold secrets were left out)" if secret else ""
                 return ToolResult(ok=False, output=f"nothing to commit{note}")
-            g.commit("-q", "-m", message)
+            g.commit("-q", "-m", message, kill_after_timeout=COMMIT_TIMEOUT_S)
         except git.GitCommandError as e:
             raise _err(e) from None
         sha = repo.head.commit.hexsha[:8]

@@ -67,6 +67,7 @@ class UndoJournal:
         self.max_turns = max_turns
         self._turns: list[_Turn] = []
         self._lock = threading.Lock()
+        self.last_failures: list[str] = []  # "path: reason" of files the last undo could not restore
 
     def begin_turn(self) -> None:
         """Start a new agent turn; later records belong to it."""
@@ -111,10 +112,20 @@ class UndoJournal:
             if not self._turns:
                 return []
             turn = self._turns.pop()
-        restored = []
+        restored: list[str] = []
+        failed: dict[Path, PreImage] = {}
+        self.last_failures = []
         for image in reversed(list(turn.images.values())):
-            restore(image)
+            try:
+                restore(image)
+            except OSError as e:
+                failed[image.path] = image
+                self.last_failures.append(f"{self._rel(image.path)}: {e.strerror or e}")
+                continue
             restored.append(self._rel(image.path))
+        if failed:  # keep what could not be restored, so a later undo can retry it
+            with self._lock:
+                self._turns.append(_Turn(failed))
         restored.reverse()
         return restored
 

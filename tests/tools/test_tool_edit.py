@@ -16,7 +16,7 @@ def test_write_file_creates_file_and_parents(root: Path, ctx: ToolContext) -> No
     assert result.paths == ("pkg/sub/new.py",)
     assert result.diff is not None and "+x = 1" in result.diff
     assert (root / "pkg" / "sub" / "new.py").read_text() == "x = 1\n"
-    assert stat.S_IMODE((root / "pkg" / "sub" / "new.py").stat().st_mode) == 0o644
+    assert stat.S_IMODE((root / "pkg" / "sub" / "new.py").stat().st_mode) == 0o666 & ~_umask()
 
 
 def test_write_file_rewrites_whole_file_keeping_crlf_bom_and_mode(root: Path, ctx: ToolContext) -> None:
@@ -104,3 +104,10 @@ def test_failed_edit_of_a_secret_file_quotes_nothing(root: Path, ctx: ToolContex
     (root / ".env").write_text("API_KEY=sk-live-123\n")
     result = EditFile().run({"path": ".env", "search": "API_KEY=other-value", "replace": "x"}, ctx)
     assert not result.ok and "sk-live" not in result.output
+
+
+def _umask() -> int:
+    """The real umask (set and restored here, in the test, not in the code under test)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

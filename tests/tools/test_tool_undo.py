@@ -101,3 +101,32 @@ def test_record_ignores_paths_outside_the_root(root: Path, tmp_path: Path) -> No
     journal = UndoJournal(root)
     journal.record(tmp_path / "elsewhere.txt")
     assert not journal.can_undo
+
+
+def test_undo_keeps_the_users_uncommitted_work_in_an_edited_file(root: Path, make_ctx) -> None:
+    journal = UndoJournal(root)
+    ctx = make_ctx(root, journal=journal)
+    (root / "README.md").write_text("# demo\nuser's uncommitted line\n")
+    journal.begin_turn()
+    _edit(ctx, "README.md", "# demo", "# agent title")
+    assert journal.undo() == ["README.md"]
+    assert (root / "README.md").read_text() == "# demo\nuser's uncommitted line\n"
+
+
+def test_a_failed_restore_stays_undoable(root: Path, make_ctx) -> None:
+    journal = UndoJournal(root)
+    ctx = make_ctx(root, journal=journal)
+    journal.begin_turn()
+    _write(ctx, "gen/a.txt", "new")
+    _edit(ctx, "README.md", "# demo", "# changed")
+    (root / "gen" / "a.txt").unlink()  # meanwhile a directory took the file's place
+    (root / "gen" / "a.txt").mkdir()
+    (root / "gen" / "a.txt" / "keep").write_text("k")
+    assert journal.undo() == ["README.md"]
+    assert (root / "README.md").read_text() == "# demo\n"
+    assert len(journal.last_failures) == 1 and journal.last_failures[0].startswith("gen/a.txt:")
+    assert journal.can_undo and journal.pending() == ["gen/a.txt"]
+    (root / "gen" / "a.txt" / "keep").unlink()
+    (root / "gen" / "a.txt").rmdir()
+    assert journal.undo() == ["gen/a.txt"] and journal.last_failures == []
+    assert not (root / "gen").exists()
