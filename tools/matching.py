@@ -14,6 +14,7 @@ from difflib import SequenceMatcher
 FUZZY_THRESHOLD = 0.85  # multi-line searches
 FUZZY_THRESHOLD_ONE_LINE = 0.95
 SUGGEST_FLOOR = 0.4
+LINE_FLOOR = 0.6  # each line of a fuzzy match must be at least this similar
 AMBIGUITY_MARGIN = 0.03
 MAX_RATIO_CANDIDATES = 200
 MAX_FUZZY_LINES = 50_000
@@ -174,15 +175,18 @@ def _threshold(s_lines: list[str]) -> float:
     return FUZZY_THRESHOLD_ONE_LINE if len(s_lines) == 1 else FUZZY_THRESHOLD
 
 
-def _windows(lines: list[str], s_lines: list[str]) -> list[_Window]:
-    """Candidate windows with a similarity score, best first (scored lazily by quick_ratio)."""
+def _windows(lines: list[str], s_lines: list[str], exact_size: bool = False) -> list[_Window]:
+    """Candidate windows with a similarity score, best first (scored lazily by quick_ratio).
+
+    ``exact_size``: only windows of as many lines as the search (edits never silently drop or
+    swallow a line); otherwise one line more or less too (suggestions)."""
     n = len(s_lines)
     target = "\n".join(_norm(x) for x in s_lines)
     normed = [_norm(x) for x in lines]
     sm = SequenceMatcher(None, autojunk=False)
     sm.set_seq2(target)
     quick: list[tuple[float, int, int]] = []
-    for size in sorted({max(1, n - 1), n, n + 1}):
+    for size in [n] if exact_size else sorted({max(1, n - 1), n, n + 1}):
         for i in range(0, max(0, len(lines) - size) + 1):
             cand = "\n".join(normed[i : i + size])
             sm.set_seq1(cand)
@@ -212,10 +216,12 @@ def _disjoint(best: list[_Window], limit: int) -> list[_Window]:
 
 def _fuzzy(lines: list[str], s_lines: list[str], r_lines: list[str], path: str) -> EditOutcome | None:
     threshold = _threshold(s_lines)
-    top = _disjoint(_windows(lines, s_lines), 2)
+    top = _disjoint(_windows(lines, s_lines, exact_size=True), 2)
     if not top or top[0].score < threshold:
         return None
     best = top[0]
+    if not _linewise_similar(lines[best.start : best.end], s_lines):
+        return None
     if len(top) > 1 and top[1].score >= threshold and best.score - top[1].score < AMBIGUITY_MARGIN:
         return EditOutcome(
             False,
@@ -238,6 +244,17 @@ def _fuzzy(lines: list[str], s_lines: list[str], r_lines: list[str], path: str) 
         best.end,
         best.score,
     )
+
+
+def _linewise_similar(window: list[str], s_lines: list[str]) -> bool:
+    """Every line of the window resembles its search line: a fuzzy edit may fix typos and
+    drift, never put one line in place of a different one."""
+    sm = SequenceMatcher(None, autojunk=False)
+    for a, b in zip(window, s_lines, strict=True):
+        sm.set_seqs(_norm(a), _norm(b))
+        if sm.ratio() < LINE_FLOOR:
+            return False
+    return True
 
 
 def _no_match(lines: list[str], s_lines: list[str], path: str) -> EditOutcome:

@@ -114,3 +114,10 @@ def test_search_copied_with_quoted_line_numbers() -> None:
     out = apply_edit(SRC, search, "def load(path, mode='r'):\n    with open(path, mode) as f:\n")
     assert out.ok and out.how == "exact"
     assert out.new_text is not None and "def load(path, mode='r'):\n    with open(path, mode) as f:\n" in out.new_text
+
+
+def test_fuzzy_never_swallows_a_line_the_search_skipped() -> None:
+    text = "alpha = 1\nbeta = 2\ngamma = 3\ndelta = 4\nepsilon = 5\n"
+    out = apply_edit(text, "alpha = 1\ngamma = 3\ndelta = 4\nepsilon = 5\n", "alpha = 1\ngamma = 3\ndelta = 40\nepsilon = 5\n")
+    assert not out.ok  # a line is missing from the search: ask again rather than delete beta
+    assert "Did you mean" in out.message and "    2| beta = 2" in out.message

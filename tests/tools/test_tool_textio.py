@@ -99,3 +99,9 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def test_current_umask_matches_the_process_umask() -> None:
+    from tools.atomic import current_umask
+
+    assert current_umask() == _umask()
