@@ -46,6 +46,8 @@ def apply_edit(text: str, search: str, replace: str, path: str = "the file") -> 
     """Replace the one place in ``text`` that ``search`` denotes with ``replace``."""
     if not search.strip():
         return EditOutcome(False, "invalid", message="search is empty; use write_file to rewrite a whole file")
+    if search.endswith("\n") and replace and not replace.endswith("\n"):
+        replace += "\n"  # whole lines in, whole lines out: do not glue the next line on
     exact = _exact(text, search, replace, path)
     if exact is not None:
         return exact

@@ -121,3 +121,9 @@ def test_fuzzy_never_swallows_a_line_the_search_skipped() -> None:
     out = apply_edit(text, "alpha = 1\ngamma = 3\ndelta = 4\nepsilon = 5\n", "alpha = 1\ngamma = 3\ndelta = 40\nepsilon = 5\n")
     assert not out.ok  # a line is missing from the search: ask again rather than delete beta
     assert "Did you mean" in out.message and "    2| beta = 2" in out.message
+
+
+def test_whole_line_search_keeps_the_line_break_when_replace_drops_it() -> None:
+    out = apply_edit("a = 1\nb = 2\n", "a = 1\n", "a = 10")
+    assert out.ok and out.new_text == "a = 10\nb = 2\n"
+    assert apply_edit("a = 1\nb = 2\n", "a = 1\n", "").new_text == "b = 2\n"
