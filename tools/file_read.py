@@ -55,7 +55,7 @@ def did_you_mean(ctx: ToolContext, rel: str, limit: int = 3) -> str:
         by_name.setdefault(f.rsplit("/", 1)[-1], []).append(f)
     name = rel.rsplit("/", 1)[-1]
     close = get_close_matches(rel, files, n=limit, cutoff=0.8)
-    for match in get_close_matches(name, list(by_name), n=limit, cutoff=0.75):
+    for match in get_close_matches(name, list(by_name), n=limit, cutoff=0.85):
         close.extend(f for f in by_name[match] if f not in close)
     return f"; did you mean: {', '.join(close[:limit])}?" if close else ""
 
