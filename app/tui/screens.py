@@ -54,9 +54,9 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
                 yield Static(self._detail(), markup=False)
             yield Input(placeholder="note to the model if you reject (enter rejects with it)", id="note")
             with Horizontal(id="buttons"):
-                yield Button("Approve [y]", id="approve", variant="success")
-                yield Button("Always this session [a]", id="always", variant="primary")
-                yield Button("Reject [n]", id="reject", variant="error")
+                yield Button("Approve (y)", id="approve", variant="success")
+                yield Button("Always this session (a)", id="always", variant="primary")
+                yield Button("Reject (n)", id="reject", variant="error")
 
     def _detail(self) -> RenderableType:
         req = self.request
@@ -110,7 +110,7 @@ class StatsScreen(ModalScreen[None]):
     def __init__(self, session: SessionStats, live: list[StatusField] | None = None) -> None:
         super().__init__()
         self.session = session
-        self.live = live or []
+        self.live = [f for f in (live or []) if f.key in ("decode", "wall", "tau", "accept", "drafters", "ceiling")]
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="panel"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from dataclasses import dataclass
@@ -101,6 +102,12 @@ class AssistantView(Markdown):
         self.raw = ""
         self.shown = ""
         self.final = False
+        self._flush_lock = asyncio.Lock()
+        self._ready = False
+
+    def on_mount(self) -> None:
+        self._ready = True
+        self.call_after_refresh(self.flush)
 
     def append_raw(self, text: str) -> None:
         self.raw += text
@@ -110,10 +117,14 @@ class AssistantView(Markdown):
         return visible_assistant_text(self.raw) != self.shown
 
     async def flush(self) -> None:
-        text = visible_assistant_text(self.raw)
-        if text != self.shown:
-            self.shown = text
-            await self.update(text)
+        # one update at a time: Markdown.update replaces the blocks it saw when it started
+        if not self._ready:
+            return  # Markdown's own mount renders its initial (empty) document first
+        async with self._flush_lock:
+            text = visible_assistant_text(self.raw)
+            if text != self.shown:
+                self.shown = text
+                await self.update(text)
 
 
 class NoticeLine(Static):
@@ -154,7 +165,9 @@ class ToolCard(Collapsible):
         self.tool_name = name
         self.arguments = arguments
         self.base_title = tool_title(name, arguments)
-        self.body = Static("", markup=False, classes="card-body")
+        args = {k: v for k, v in arguments.items() if k not in ("content", "search", "replace")}
+        shown = Text(json.dumps(args, ensure_ascii=False)[:400]) if args else Text("")
+        self.body = Static(shown, markup=False, classes="card-body")
         self.meta = Static("running…", markup=False, classes="card-meta")
         super().__init__(self.meta, self.body, title=f"{self.base_title}  …", collapsed=True)
         self.done = False
@@ -163,10 +176,6 @@ class ToolCard(Collapsible):
         self.output = ""
         self.exit_code: int | None = None
 
-    def on_mount(self) -> None:
-        args = {k: v for k, v in self.arguments.items() if k not in ("content", "search", "replace")}
-        if args:
-            self.body.update(Text(json.dumps(args, ensure_ascii=False)[:400]))
 
     def set_result(self, ok: bool, output: str, diff: str | None, exit_code: int | None, command: str | None) -> None:
         self.done = True
@@ -185,7 +194,7 @@ class ToolCard(Collapsible):
             self.collapsed = False
         elif diff:
             self.title = f"{mark} {self.base_title}"
-            self.meta.update(Text(first_line(output) or "edited"))
+            self.meta.update(Text(diff_summary(diff, str(self.arguments.get("path", "")))))
             parts.append(diff_renderable(self, diff))
             self.collapsed = False
         else:
@@ -194,6 +203,21 @@ class ToolCard(Collapsible):
             parts.append(Text(clip_lines(output, 30)))
             self.collapsed = ok  # failures open, reads stay folded
         self.body.update(Group(*parts) if parts else Text(""))
+
+
+def diff_summary(diff: str, path: str = "") -> str:
+    """'a.py  +1 -1' from a unified diff."""
+    adds = dels = 0
+    for line in diff.splitlines():
+        if line.startswith("+++") or line.startswith("---"):
+            if not path and line.startswith("+++ "):
+                path = line[4:].removeprefix("b/")
+            continue
+        if line.startswith("+"):
+            adds += 1
+        elif line.startswith("-"):
+            dels += 1
+    return f"{path}  +{adds} -{dels}".strip()
 
 
 def first_line(text: str) -> str:
@@ -319,6 +343,7 @@ class PromptArea(TextArea):
 
     def __init__(self, history: list[str] | None = None, **kw: Any) -> None:
         super().__init__(show_line_numbers=False, soft_wrap=True, tab_behavior="focus", **kw)
+        self.cursor_blink = False  # a steady cursor (and stable screenshots)
         self.input_history: list[str] = list(history or [])
         self._hist_pos: int | None = None
         self._draft = ""

@@ -7,13 +7,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tui_helpers import FrozenEngine, make_config, tool_call
 
 from app.tui.app import TauApp, create_app
 from app.tui.screens import ApprovalScreen
 from app.tui.widgets import AssistantView, NoticeLine, ToolCard, UserMessage
 from engine.scripted import ScriptedEngine
-
-from .helpers import FrozenEngine, make_config, tool_call
 
 pytestmark = pytest.mark.asyncio
 

@@ -33,17 +33,22 @@ FROZEN = GenStats(
 class FrozenEngine(ScriptedEngine):
     """A ScriptedEngine whose stats are fixed, and which can pause mid-reply (a 'gate').
 
-    With ``pause_after`` set, the stream stops after that many chunks until ``gate`` is
-    set (or the generation is cancelled): the screen is then frozen 'during generation'.
+    With ``pause_after`` set, the ``pause_call``-th stream (default: the last reply) stops
+    after that many chunks until ``gate`` is set (or the generation is cancelled): the
+    screen is then frozen 'during generation'.
     """
 
-    def __init__(self, replies: Sequence[str], *, pause_after: int | None = None, **kw: object) -> None:
+    def __init__(
+        self, replies: Sequence[str], *, pause_after: int | None = None, pause_call: int = -1, **kw: object
+    ) -> None:
         super().__init__(replies, name="qwen2.5-coder-1.5b", **kw)  # type: ignore[arg-type]
         self._info = type(self._info)(
             name="qwen2.5-coder-1.5b", path="<scripted>", n_ctx=16384, arch="qwen2", quant="Q4_K_M",
             draft_name="qwen2.5-coder-0.5b",
         )
         self.pause_after = pause_after
+        self.pause_call = pause_call if pause_call >= 0 else len(replies) - 1  # which stream() call pauses
+        self.calls = 0
         self.gate = threading.Event()
         self.paused = threading.Event()
 
@@ -52,6 +57,8 @@ class FrozenEngine(ScriptedEngine):
 
     def stream(self, request: GenerateRequest, cancel: CancelToken | None = None) -> Iterator[EngineEvent]:
         n = 0
+        call = self.calls
+        self.calls += 1
         for ev in super().stream(request, cancel):
             if isinstance(ev, StatsEvent):
                 continue  # only the one below: the status bar shows FROZEN, independent of timing
@@ -60,7 +67,7 @@ class FrozenEngine(ScriptedEngine):
                 n += 1
                 if n == 1:
                     yield StatsEvent(FROZEN)
-                if self.pause_after is not None and n == self.pause_after:
+                if self.pause_after is not None and n == self.pause_after and call == self.pause_call:
                     self.paused.set()
                     while not self.gate.wait(0.02):
                         if cancel is not None and cancel.cancelled:
