@@ -57,6 +57,7 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
     from app.engine_factory import EngineOpenError, open_engine
     from app.progress import ProgressBar
     from app.server import create_app
+    from app.server.app import default_model_id
     from app.server.runner import bind_socket, serve_foreground
     from engine.types import SamplingParams
 
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
                                  progress=ProgressBar())
         except EngineOpenError as e:
             return _err(str(e))
-        name = args.model_name or engine.info.name
+        name = args.model_name or default_model_id(engine.info)
         app = create_app(engine, api_key=key, model_name=name,
                          defaults=SamplingParams(temperature=cfg.temperature, top_p=cfg.top_p))
         ann = claim.update(status="ready", model=engine.info.path, model_name=name)

@@ -31,13 +31,20 @@ from app.server import protocol as P
 from app.server.metrics import Metrics
 from app.server.toolcalls import ToolCallFilter, parse_tool_calls
 from app.server.worker import EngineWorker, Job
-from engine.types import DoneEvent, Engine, GenStats, SamplingParams, StatsEvent, TokenEvent
+from engine.types import DoneEvent, Engine, GenStats, ModelInfo, SamplingParams, StatsEvent, TokenEvent
 
 log = logging.getLogger("tau.server")
 
 DEFAULT_MAX_BODY = 8 * 1024 * 1024
 API_VERSION = 1
 _GONE = object()  # put into a job's queue when its client disconnects
+
+
+def default_model_id(info: ModelInfo) -> str:
+    """The id in /v1/models: the GGUF file's stem (no spaces, e.g. qwen2.5-coder-1.5b-instruct-q4_k_m)."""
+    if info.path.lower().endswith(".gguf"):
+        return os.path.basename(info.path)[: -len(".gguf")]
+    return info.name
 
 
 def _err(e: P.ApiError) -> JSONResponse:
@@ -53,7 +60,7 @@ class _Ctx:
         self.engine = engine
         self.api_key = api_key or None
         self.model_name = model_name
-        self.aliases = {model_name, engine.info.name, "tau"}
+        self.aliases = {model_name, engine.info.name, default_model_id(engine.info), "tau"}
         self.max_body = max_body
         self.defaults = defaults
         self.keepalive_s = keepalive_s
@@ -216,7 +223,7 @@ def create_app(
     ``tau_extensions=False`` leaves out ``/tau/v1/*`` and the ``tau_*`` fields' consumers
     can detect, so the server looks like any OpenAI-compatible endpoint (used in tests).
     """
-    ctx = _Ctx(engine, api_key, model_name or engine.info.name, max_body_bytes,
+    ctx = _Ctx(engine, api_key, model_name or default_model_id(engine.info), max_body_bytes,
                defaults or SamplingParams(), keepalive_s)
 
     def endpoint(name: str, auth: bool = True) -> Callable[[Callable[[Request], Awaitable[Response]]],

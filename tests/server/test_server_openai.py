@@ -187,3 +187,15 @@ def test_health_and_metrics(serve):
     assert samples["tau_queue_length"] == 0 and "tau_decode_tokens_per_second" in samples
     assert samples["tau_last_decode_tokens_per_second"] > 0
     assert "# TYPE tau_completion_tokens_total counter" in text
+
+
+def test_model_id_defaults_to_the_gguf_stem(serve):
+    from dataclasses import replace
+
+    eng = ScriptedEngine(["ok"], name="Qwen2.5 Coder 1.5B Instruct GGUF")
+    eng._info = replace(eng.info, path="/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")
+    srv = serve(eng)
+    c = client(srv)
+    assert [m.id for m in c.models.list().data] == ["qwen2.5-coder-1.5b-instruct-q4_k_m"]
+    r = c.chat.completions.create(model="Qwen2.5 Coder 1.5B Instruct GGUF", messages=[{"role": "user", "content": "x"}])
+    assert r.model == "qwen2.5-coder-1.5b-instruct-q4_k_m"
