@@ -68,7 +68,7 @@ class TauCompleter(Completer):
                 return
             head, _, arg = text.partition(" ")
             options = {"/mode": commands.MODES, "/theme": self.themes}.get(head, ())
-            yield from WordCompleter(list(options)).get_completions(Document(arg), complete_event)
+            yield from WordCompleter(list(options), WORD=True).get_completions(Document(arg), complete_event)
             return
         word = document.get_word_before_cursor(WORD=True)
         if not word:
