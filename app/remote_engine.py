@@ -168,6 +168,7 @@ class RemoteEngine:
         self.pid = pid
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._http = httpx.Client(headers=headers, timeout=httpx.Timeout(timeout), trust_env=False)
+        self._lock = threading.Lock()  # the caches below may be touched from several threads
         self._tokens_cache: OrderedDict[str, int] = OrderedDict()
         self._rendered: OrderedDict[str, tuple[list[dict], list[dict] | None]] = OrderedDict()
         self._tokenize_ok = True
@@ -239,14 +240,16 @@ class RemoteEngine:
         return self._info
 
     def count_tokens(self, text: str) -> int:
-        cached = self._tokens_cache.get(text)
-        if cached is not None:
-            self._tokens_cache.move_to_end(text)
-            return cached
+        with self._lock:
+            cached = self._tokens_cache.get(text)
+            if cached is not None:
+                self._tokens_cache.move_to_end(text)
+                return cached
         n = self._count_remote(text)
-        self._tokens_cache[text] = n
-        if len(self._tokens_cache) > 512:
-            self._tokens_cache.popitem(last=False)
+        with self._lock:
+            self._tokens_cache[text] = n
+            while len(self._tokens_cache) > 512:
+                self._tokens_cache.popitem(last=False)
         return n
 
     def _count_remote(self, text: str) -> int:
@@ -277,9 +280,10 @@ class RemoteEngine:
                 pass
         prompt = render_chatml(messages, tools, add_generation_prompt)
         if self.kind != "tau" and add_generation_prompt:
-            self._rendered[prompt] = ([dict(m) for m in messages], list(tools) if tools else None)
-            while len(self._rendered) > 16:
-                self._rendered.popitem(last=False)
+            with self._lock:
+                self._rendered[prompt] = ([dict(m) for m in messages], list(tools) if tools else None)
+                while len(self._rendered) > 16:
+                    self._rendered.popitem(last=False)
         return prompt
 
     def register_context(self, key: str, text: str) -> None:
@@ -315,7 +319,8 @@ class RemoteEngine:
         if s.min_p:
             body["min_p"] = s.min_p
         if isinstance(request.prompt, str):
-            known = self._rendered.get(request.prompt)
+            with self._lock:
+                known = self._rendered.get(request.prompt)
             if known is not None:
                 body["messages"] = known[0]
                 if known[1]:
