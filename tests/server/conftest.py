@@ -12,8 +12,11 @@ from engine.types import Engine
 
 
 @pytest.fixture(autouse=True)
-def _isolated_dirs(tmp_path, monkeypatch) -> None:
-    for name in ("RUNTIME", "STATE", "CACHE", "CONFIG"):
+def _isolated_dirs(request, tmp_path, monkeypatch) -> None:
+    names = ["RUNTIME", "STATE", "CONFIG"]
+    if request.node.get_closest_marker("real_model") is None:
+        names.append("CACHE")  # real-model tests keep the user's cache: the assembled model pack lives there
+    for name in names:
         d = tmp_path / name.lower()
         d.mkdir()
         monkeypatch.setenv(f"TAU_{name}_DIR", str(d))
