@@ -29,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default: {DEFAULT_PORT}; 0 = any free port)")
     p.add_argument("--api-key", dest="serve_api_key", metavar="KEY",
                    help="require 'Authorization: Bearer KEY' (default: $TAU_SERVE_API_KEY, else no key)")
-    p.add_argument("--model-name", dest="model_name", help="model id in /v1/models (default: the GGUF's name)")
+    p.add_argument("--model-name", dest="model_name", help="model id in /v1/models (default: the GGUF file name without .gguf)")
     add_model_flags(p)
     p.set_defaults(func=run)
 
