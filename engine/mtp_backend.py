@@ -38,6 +38,7 @@ These staging functions (``llama_set_embeddings_nextn``, ``llama_get_embeddings_
 from __future__ import annotations
 
 import ctypes
+import time
 from collections.abc import Sequence
 
 import llama_cpp  # noqa: I001  (must come before numpy)
@@ -135,6 +136,23 @@ class MtpHead:
             if not llama_cpp.llama_memory_seq_rm(self.mem, 0, pos, -1):
                 raise backend.BackendError(f"could not roll the MTP KV cache back to {pos}")
             self.n_kv = pos
+
+    def token_cost(self, n: int = 6) -> float:
+        """Seconds per draft step (one token with logits), measured past the KV it holds
+        and rolled back afterwards: a starting cost for the drafter slot."""
+        base = self.n_kv
+        if base + n + 1 > self.n_ctx:
+            return 0.0
+        h = np.zeros((1, self.n_embd), dtype=np.float32)
+        tok = min(3, self.n_vocab - 1)
+        try:
+            self.decode([tok], h, base, output_last=True)  # warm-up
+            t0 = time.perf_counter()
+            for i in range(n):
+                self.decode([tok], h, base + 1 + i, output_last=True)
+            return (time.perf_counter() - t0) / n
+        finally:
+            self.truncate(base)
 
 
 class MtpTargetContext(backend.Context):

@@ -50,12 +50,13 @@ class MtpDrafter:
         self.head.truncate(len(self.tctx.tokens))
 
     def _in_step(self, history: Sequence[int]) -> bool:
+        """The target's KV holds history[:-1] (checked on its last 64 tokens) and so does the head's."""
         kv = self.tctx.tokens
         n = len(history)
         if n == 0 or len(kv) != n - 1 or self.head.n_kv != n - 1:
             return False
-        # the target's KV holds history[:-1]: compare from the end (cheap in the common case)
-        return all(kv[i] == history[i] for i in range(n - 2, -1, -1))
+        lo = max(0, n - 65)
+        return kv[lo:] == list(history[lo : n - 1])
 
     def propose(self, history: Sequence[int], max_len: int) -> Draft:
         n = len(history)

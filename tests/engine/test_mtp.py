@@ -159,3 +159,11 @@ def test_sampled_mode_drafts_with_q(mtp) -> None:
     tctx.clear()
     done = _generate(Target(tctx), model, PROMPTS[1], spec, {"mtp": slot}, sampling, n=30)
     assert done.finish_reason in ("length", "stop") and slot.drafted > 0
+
+
+def test_head_token_cost_leaves_the_kv_alone(mtp) -> None:
+    _model, tctx, _ = mtp
+    tctx.clear()
+    tctx.decode(list(PROMPTS[1]), 0, all_logits=False)
+    cost = tctx.head.token_cost()
+    assert cost > 0 and tctx.head.n_kv == len(PROMPTS[1])
