@@ -25,9 +25,10 @@ How llama.cpp drives an MTP head (vendored tree, common/speculative.cpp,
   (llama-context.cpp:2019-2030): right only for one-token batches. The head here uses
   ``masked=false`` (every row, indexed by batch position), right for any batch.
 * Every target batch is replayed into the head (the ``process()`` hook,
-  speculative.cpp:1456-1590): same tokens and positions, h shifted right by one, the first
-  token paired with the last h of the previous batch. Drafting then decodes (id_last, h)
-  at id_last's position, then each drafted token with the head's own h (1616-1715).
+  speculative.cpp:1475-1582): same tokens and positions, h shifted right by one, the first
+  token paired with the last h of the previous batch; accept() keeps the h of the last accepted
+  row (1733-1746). Drafting then decodes (id_last, h)
+  at id_last's position, then each drafted token with the head's own h (1584-1731).
   Rollback is ``llama_memory_seq_rm`` on the head's KV, like the target's.
 
 These staging functions (``llama_set_embeddings_nextn``, ``llama_get_embeddings_nextn``,
