@@ -167,21 +167,24 @@ class Agent:
             raise EngineFailed(f"the context window ({self.context_limit} tokens) is too small for this prompt")
         sampling = SamplingParams(temperature=self.config.temperature, top_p=self.config.top_p)
         request = GenerateRequest(prompt, max_tokens=room, sampling=sampling, stop=STOP, spec=self.config.spec)
-        for ev in self.engine.stream(request, self._cancel):
+        done: DoneEvent | None = None
+        for ev in self.engine.stream(request, self._cancel):  # read to the end: never abandon a stream
             if isinstance(ev, TokenEvent):
                 self._emit(AssistantDelta(ev.text))
             elif isinstance(ev, StatsEvent):
                 self._emit(EngineStatsEvent(ev.stats, False, used, self.context_limit))
             elif isinstance(ev, DoneEvent):
+                done = ev
                 self._emit(EngineStatsEvent(ev.stats, True, used + ev.stats.completion_tokens, self.context_limit))
-                if ev.finish_reason == "cancelled" or self._cancel.cancelled:
-                    if ev.text.strip():
-                        self._add({"role": "assistant", "content": ev.text + "\n[interrupted by the user]"})
-                    raise Cancelled("cancelled by the user")
-                if ev.finish_reason == "error":
-                    raise EngineFailed(f"engine error: {ev.error}")
-                return ev.text, ev.finish_reason
-        raise EngineFailed("the engine stream ended without a result")
+        if done is None:
+            raise EngineFailed("the engine stream ended without a result")
+        if done.finish_reason == "cancelled" or self._cancel.cancelled:
+            if done.text.strip():
+                self._add({"role": "assistant", "content": done.text + "\n[interrupted by the user]"})
+            raise Cancelled("cancelled by the user")
+        if done.finish_reason == "error":
+            raise EngineFailed(f"engine error: {done.error}")
+        return done.text, done.finish_reason
 
     def execute(self, parsed: ParsedReply) -> None:
         ids = [f"call_{self._next_id()}" for _ in parsed.calls]
