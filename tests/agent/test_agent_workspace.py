@@ -1,8 +1,9 @@
 import json
 
+from agent_helpers import call, git, make_agent
+
 from app.events import Final, ToolResultEvent
 from engine.scripted import ScriptedEngine
-from tests.agent.conftest import call, git, make_agent
 
 
 def test_undo_restores_last_turn_and_keeps_user_changes(repo):

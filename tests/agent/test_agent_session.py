@@ -7,10 +7,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from agent_helpers import call, make_agent
 
 from app.session import Session, SessionNotFound, list_sessions, load_session, sessions_dir
 from engine.scripted import ScriptedEngine
-from tests.agent.conftest import call, make_agent
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,12 +5,12 @@ import signal
 import threading
 
 import pytest
+from agent_helpers import call
 
 from app.cli import edit as edit_cli
 from app.cli import run as run_cli
 from app.cli.main import main
 from engine.scripted import ScriptedEngine
-from tests.agent.conftest import call
 
 FIX_ADD = """calc.py
 <<<<<<< SEARCH

@@ -1,5 +1,7 @@
 import threading
 
+from agent_helpers import Recorder, call, make_agent
+
 from app.events import (
     AssistantDelta,
     AssistantMessage,
@@ -12,7 +14,6 @@ from app.events import (
 )
 from engine.scripted import ScriptedEngine
 from engine.types import CancelToken
-from tests.agent.conftest import Recorder, call, make_agent
 
 
 def test_read_edit_test_answer(repo):
