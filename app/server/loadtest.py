@@ -60,6 +60,7 @@ class LoadResult:
     lost: int = 0
     wrong: int = 0
     fifo_ok: bool = False
+    client_done_inversions: int = 0
     served_order: list[int] = field(default_factory=list)
     latency_p50_s: float = 0.0
     latency_p95_s: float = 0.0
@@ -79,7 +80,8 @@ class LoadResult:
         lines = [
             f"clients={self.clients} rounds={self.rounds} requests={self.requests} answered={self.answered} "
             f"lost={self.lost} wrong={self.wrong}",
-            f"FIFO in arrival order: {self.fifo_ok} (served {self.served_order[:8]}...)",
+            f"FIFO in arrival order: {self.fifo_ok} (engine served {self.served_order[:8]}...; "
+            f"clients saw {self.client_done_inversions} out-of-order finishes)",
             f"latency p50={self.latency_p50_s * 1000:.0f} ms p95={self.latency_p95_s * 1000:.0f} ms "
             f"max={self.latency_max_s * 1000:.0f} ms; FIFO round {self.fifo_round_s:.2f} s; "
             f"{self.tokens_per_s:.0f} tok/s through the server",
@@ -147,8 +149,11 @@ async def _fifo_round(client: httpx.AsyncClient, worker, clients: int, rnd: int,
             res.answered += 1
     assert first_seq is not None
     order = [s - first_seq for s in worker.served if s >= first_seq][:clients]
-    done_order = sorted(range(clients), key=lambda i: out.get(tags[i], {}).get("done_at", float("inf")))
-    ok = order == list(range(clients)) and done_order == list(range(clients))
+    # completion times seen by the clients: informational (a starved client loop may read two
+    # finished answers in one wake-up, in either order)
+    done_at = [out.get(t, {}).get("done_at", float("inf")) for t in tags]
+    res.client_done_inversions = sum(1 for a, b in zip(done_at, done_at[1:], strict=False) if b < a)
+    ok = order == list(range(clients))
     res.fifo_ok = ok if rnd == 0 else (res.fifo_ok and ok)
     res.served_order = order
     return [out[t]["latency"] for t in tags if t in out]

@@ -40,20 +40,21 @@ def test_real_model_chat_stream_tools_and_stats(real_server):
     srv, engine = real_server
     c = openai.OpenAI(base_url=srv.url + "/v1", api_key="x", max_retries=0, timeout=600)
     msgs = [{"role": "user", "content": "Write a Python function add(a, b) that returns a + b. Code only."}]
-    r = c.chat.completions.create(model=engine.info.name, messages=msgs, max_tokens=32, temperature=0)
+    r = c.chat.completions.create(model=engine.info.name, messages=msgs, max_tokens=24, temperature=0)
     assert r.choices[0].message.content and "def add" in r.choices[0].message.content
     assert r.usage.completion_tokens > 0 and r.usage.prompt_tokens > 10
     st = r.model_extra["tau_stats"]
     assert st["completion_tokens"] == r.usage.completion_tokens and st["verify_passes"] > 0 and st["tau"] >= 1.0
     assert st["decode_tok_s"] > 0
 
-    chunks = list(c.chat.completions.create(model=engine.info.name, messages=msgs, max_tokens=32, temperature=0,
+    chunks = list(c.chat.completions.create(model=engine.info.name, messages=msgs, max_tokens=16, temperature=0,
                                             stream=True, stream_options={"include_usage": True}))
     text = "".join(ch.choices[0].delta.content or "" for ch in chunks if ch.choices)
-    assert "def add" in text and chunks[-1].usage.completion_tokens > 0
+    assert text.strip() and len([ch for ch in chunks if ch.choices and ch.choices[0].delta.content]) > 1
+    assert chunks[-1].usage.completion_tokens > 0
 
     r = c.chat.completions.create(
-        model=engine.info.name, tools=TOOLS, max_tokens=64, temperature=0,
+        model=engine.info.name, tools=TOOLS, max_tokens=48, temperature=0,
         messages=[{"role": "user", "content": "Use the read_file tool to read the file README.md."}])
     choice = r.choices[0]
     assert choice.finish_reason in ("tool_calls", "stop", "length")
@@ -70,7 +71,7 @@ def test_real_model_attached_remote_and_cancel(real_server):
     prompt = remote.chat_prompt([{"role": "user", "content": "Say hello."}])
     assert prompt == engine.chat_prompt([{"role": "user", "content": "Say hello."}])
     assert remote.count_tokens(prompt) == engine.count_tokens(prompt)
-    done = generate(remote, GenerateRequest(prompt, max_tokens=16, sampling=SamplingParams(temperature=0.0)))
+    done = generate(remote, GenerateRequest(prompt, max_tokens=8, sampling=SamplingParams(temperature=0.0)))
     assert done.text and done.finish_reason in ("stop", "length") and done.stats.verify_passes > 0
     # a client that drops a long generation frees the engine for the next one
     long = {"model": engine.info.name, "stream": True, "max_tokens": 2000,
@@ -83,7 +84,7 @@ def test_real_model_attached_remote_and_cancel(real_server):
                 if n >= 5:
                     break
         t0 = time.monotonic()
-        r = h.post(srv.url + "/v1/chat/completions", json={"model": engine.info.name, "max_tokens": 8,
+        r = h.post(srv.url + "/v1/chat/completions", json={"model": engine.info.name, "max_tokens": 4,
                    "messages": [{"role": "user", "content": "Say hi."}]})
     assert r.status_code == 200 and r.json()["choices"][0]["message"]["content"]
     assert time.monotonic() - t0 < 60  # not the ~2000 tokens of the dropped request
