@@ -233,7 +233,15 @@ class PlainUI:
                     from app.engine_factory import open_engine
 
                     def factory(notify: Callable[..., None]) -> Engine:
-                        return open_engine(self.cfg, notify=notify)
+                        last = [-1]
+
+                        def progress(message: str, fraction: float) -> None:
+                            pct = int(fraction * 100)
+                            if pct // 10 != last[0] // 10:  # one line per 10%
+                                last[0] = pct
+                                notify(f"{message} {pct}%")
+
+                        return open_engine(self.cfg, notify=notify, progress=progress)
 
                 def notify(*args: Any, **_kw: Any) -> None:
                     text = " ".join(str(a) for a in args)

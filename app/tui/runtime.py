@@ -34,7 +34,10 @@ def default_engine_factory(cfg: Config) -> EngineFactory:
     def factory(notify: Callable[..., None]) -> Engine:
         from app.engine_factory import open_engine
 
-        return open_engine(cfg, notify=notify)
+        def progress(message: str, fraction: float) -> None:
+            notify(message, float(fraction))
+
+        return open_engine(cfg, notify=notify, progress=progress)
 
     return factory
 

@@ -259,7 +259,7 @@ class StatusBar(Static):
     """Two lines: the engine's live speed figures; the state, context, mode and models."""
 
     DEFAULT_CSS = """
-    StatusBar { height: 2; background: $panel; color: $foreground; padding: 0 1; }
+    StatusBar { height: auto; max-height: 6; background: $panel; color: $foreground; padding: 0 1; }
     """
 
     def __init__(self, **kw: Any) -> None:
@@ -284,27 +284,27 @@ class StatusBar(Static):
     def refresh_bar(self) -> None:
         self.update(self.render_text())
 
+    def on_resize(self) -> None:
+        self.refresh_bar()
+
     def render_text(self) -> Text:
+        """Fields packed into lines that fit the width: speed figures first, then the state line."""
         s = self.live
         key = theme_color(self, "primary", "#5FAFFF")
         good = theme_color(self, "success", "#5FD787")
         warn = theme_color(self, "warning", "#FFD75F")
         bad = theme_color(self, "error", "#FF5F5F")
         muted = theme_color(self, "text-muted", "#888888")
-        speed = Text()
-        second = Text()
         by_key = {f.key: f for f in self.fields()}
+        speed: list[Text] = []
         for k in ("decode", "wall", "tau", "accept", "drafters", "ceiling"):
             f = by_key.get(k)
             if f is None:
                 continue
-            if speed:
-                speed.append("  ")
-            speed.append(f.label + " ", style=muted)
             style = f"bold {key}" if k in ("decode", "tau") else (good if k == "accept" else "")
-            speed.append(f.value, style=style)
+            speed.append(Text.assemble((f.label + " ", muted), (f.value, style)))
         if not speed:
-            speed.append("no generation yet", style=muted)
+            speed.append(Text("no generation yet", style=muted))
         icons = {
             "idle": ("○ ready", good),
             "loading": ("◌ loading model", warn),
@@ -313,17 +313,32 @@ class StatusBar(Static):
             "error": ("✗ error", bad),
         }
         label, style = icons.get(s.state, (s.state, ""))
-        second.append(label, style=f"bold {style}")
+        state = Text(label, style=f"bold {style}")
         if s.message:
-            second.append(f" {s.message}", style=muted)
-        second.append("  mode ", style=muted)
-        second.append(s.mode)
+            state.append(f" {s.message}", style=muted)
+        second = [state, Text.assemble(("mode ", muted), s.mode)]
         for k in ("ctx", "model"):
             f = by_key.get(k)
             if f is not None:
-                second.append(f"  {f.label} ", style=muted)
-                second.append(f.value)
-        return Text("\n").join([speed, second])
+                second.append(Text.assemble((f.label + " ", muted), f.value))
+        width = max(0, self.size.width - 2)
+        lines = pack(speed, width) + pack(second, width)
+        return Text("\n").join(lines)
+
+
+def pack(parts: list[Text], width: int, sep: str = "  ") -> list[Text]:
+    """Join parts with ``sep`` into as few lines of at most ``width`` cells as fit (0 = one line)."""
+    lines: list[Text] = []
+    line = Text()
+    for part in parts:
+        if line.cell_len and width and line.cell_len + len(sep) + part.cell_len > width:
+            lines.append(line)
+            line = Text()
+        if line.cell_len:
+            line.append(sep)
+        line.append_text(part)
+    lines.append(line)
+    return lines
 
 
 class PromptArea(TextArea):

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ pytestmark = pytest.mark.real_model
 
 LOAD_TIMEOUT = 600.0
 TURN_TIMEOUT = 300.0
+SPEED = r"decode (\d+(?:\.\d+)?) tok/s\s+wall (\d+(?:\.\d+)?) tok/s\s+τ (\d+(?:\.\d+)?)"
 
 
 def tmux(*args: str) -> str:
@@ -33,7 +35,9 @@ def screen(name: str) -> str:
     return tmux("capture-pane", "-p", "-t", name)
 
 
-def wait_screen(name: str, pattern: str, timeout: float, log: Path) -> re.Match[str]:
+def wait_screen(
+    name: str, pattern: str, timeout: float, log: Path, accept: Callable[[re.Match[str]], bool] = lambda m: True
+) -> re.Match[str]:
     end = time.monotonic() + timeout
     text = ""
     while time.monotonic() < end:
@@ -41,7 +45,7 @@ def wait_screen(name: str, pattern: str, timeout: float, log: Path) -> re.Match[
         if "Run this command?" in text or "Apply this edit?" in text:
             tmux("send-keys", "-t", name, "n")  # keep the temporary repo as it is
         m = re.search(pattern, text)
-        if m:
+        if m and accept(m):
             return m
         time.sleep(0.25)
     log_tail = log.read_text(errors="replace")[-3000:] if log.exists() else "(no log)"
@@ -69,24 +73,30 @@ def test_real_tau_in_tmux_shows_speed_and_tau(tmux_available: None, tmp_path: Pa
     env = " ".join(f"{k}={v!s}" for k, v in env_vars.items())
     cmd = f"env {env} {sys.executable} -m app.cli.main --mode auto-edit"
     name = f"tau-real-{os.getpid()}"
-    tmux("new-session", "-d", "-s", name, "-x", "180", "-y", "50", "-c", str(repo), cmd)
+    tmux("new-session", "-d", "-s", name, "-x", "160", "-y", "48", "-c", str(repo), cmd)
     try:
         tmux("set-option", "-t", name, "remain-on-exit", "on")
+        tmux("resize-window", "-t", name, "-x", "160", "-y", "48")
         log = state / "tui.log"
         wait_screen(name, r"○ ready", LOAD_TIMEOUT, log)
-        assert "model " in screen(name)
-        tmux("send-keys", "-t", name, "-l", "Write a Python function fib(n) returning the n-th Fibonacci number. Reply with the code only.")
+        assert re.search(r"model \S+", screen(name)), screen(name)
+        tmux("send-keys", "-t", name, "-l", "Write a Python function fib(n) that returns the n-th Fibonacci number.")
         tmux("send-keys", "-t", name, "Enter")
         wait_screen(name, r"● generating", 60, log)
-        speed = wait_screen(name, r"decode (\d+(?:\.\d+)?) tok/s\s+wall (\d+(?:\.\d+)?) tok/s\s+τ (\d+(?:\.\d+)?)", TURN_TIMEOUT, log)
-        wait_screen(name, r"○ ready", TURN_TIMEOUT, log)
-        final = re.search(r"decode (\d+(?:\.\d+)?) tok/s\s+wall (\d+(?:\.\d+)?) tok/s\s+τ (\d+(?:\.\d+)?)", screen(name))
-        assert final is not None, screen(name)
-        decode, wall, tau = (float(x) for x in final.groups())
-        print(f"first reading: {speed.group(0)}; final: decode {decode} wall {wall} tau {tau}")
+        # a running snapshot with decoded tokens: tok/s and tau read off the status bar
+        speed = wait_screen(name, SPEED, TURN_TIMEOUT, log, accept=lambda m: float(m.group(1)) > 0)
+        decode, wall, tau = (float(x) for x in speed.groups())
+        print(f"\nstatus bar: decode {decode} tok/s, wall {wall} tok/s, tau {tau}")
         assert decode > 0 and wall > 0
-        assert tau >= 1.0  # tokens per verify pass: at least one, more when drafts are accepted
-        assert "def fib" in screen(name) or "fib" in screen(name)
+        assert tau >= 1.0  # tokens per verify pass: one, plus the accepted drafts
+        # let the turn finish (or cancel it if the machine is slow), then quit with ctrl+c twice
+        try:
+            wait_screen(name, r"○ ready", TURN_TIMEOUT, log)
+        except AssertionError:
+            tmux("send-keys", "-t", name, "C-c")
+            wait_screen(name, r"○ ready", 60, log)
+        final = re.search(SPEED, screen(name))
+        assert final is not None and float(final.group(1)) > 0, screen(name)
         tmux("send-keys", "-t", name, "C-c")
         tmux("send-keys", "-t", name, "C-c")
     finally:
