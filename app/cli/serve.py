@@ -57,7 +57,7 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
     from app.engine_factory import EngineOpenError, open_engine
     from app.progress import ProgressBar
     from app.server import create_app
-    from app.server.app import default_model_id
+    from app.server.app import LOOPBACK_NAMES, default_model_id
     from app.server.runner import bind_socket, serve_foreground
     from engine.types import SamplingParams
 
@@ -94,7 +94,8 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
             return _err(str(e))
         name = args.model_name or default_model_id(engine.info)
         app = create_app(engine, api_key=key, model_name=name,
-                         defaults=SamplingParams(temperature=cfg.temperature, top_p=cfg.top_p))
+                         defaults=SamplingParams(temperature=cfg.temperature, top_p=cfg.top_p),
+                         allowed_hosts=LOOPBACK_NAMES if _is_loopback(host) else None)
         ann = claim.update(status="ready", model=engine.info.path, model_name=name)
         print(f"tau serve: {name} (n_ctx {engine.info.n_ctx}, {engine.info.backend}) at {ann.url}/v1 "
               f"(pid {os.getpid()}){'; API key required' if key else ''}", file=sys.stderr, flush=True)

@@ -16,8 +16,9 @@ import contextlib
 import hmac
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from typing import Any
+from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -38,6 +39,17 @@ log = logging.getLogger("tau.server")
 DEFAULT_MAX_BODY = 8 * 1024 * 1024
 API_VERSION = 1
 _GONE = object()  # put into a job's queue when its client disconnects
+
+
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def _hostname(netloc: str) -> str:
+    """'127.0.0.1:8686' -> '127.0.0.1', '[::1]:80' -> '::1', 'Example.com' -> 'example.com'."""
+    netloc = netloc.strip().lower().rsplit("@", 1)[-1]
+    if netloc.startswith("["):
+        return netloc[1:].split("]", 1)[0]
+    return netloc.rsplit(":", 1)[0] if netloc.count(":") == 1 else netloc
 
 
 def default_model_id(info: ModelInfo) -> str:
@@ -64,6 +76,7 @@ class _Ctx:
         self.max_body = max_body
         self.defaults = defaults
         self.keepalive_s = keepalive_s
+        self.allowed_hosts: set[str] | None = None
         self.metrics = Metrics(model=model_name, backend=engine.info.backend, n_ctx=engine.info.n_ctx)
         self.worker = EngineWorker(engine, on_done=self._on_done)
 
@@ -72,6 +85,17 @@ class _Ctx:
             self.metrics.generation(done.finish_reason, done.stats)
 
     # -- request plumbing ----------------------------------------------------------------
+    def check_origin(self, request: Request) -> None:
+        if self.allowed_hosts is not None:
+            host = _hostname(request.headers.get("host", ""))
+            if host not in self.allowed_hosts:
+                raise P.ApiError(403, f"Host '{host}' is not allowed; use http://127.0.0.1:PORT",
+                                 type_="permission_error", code="host_not_allowed")
+        origin = request.headers.get("origin")
+        if origin and self.api_key is None and _hostname(urlsplit(origin).netloc) not in LOOPBACK_NAMES:
+            raise P.ApiError(403, "cross-origin requests from web pages are refused (start tau serve with --api-key "
+                             "to allow authenticated ones)", type_="permission_error", code="origin_not_allowed")
+
     def check_auth(self, request: Request) -> None:
         if self.api_key is None:
             return
@@ -217,20 +241,28 @@ def create_app(
     defaults: SamplingParams | None = None,
     tau_extensions: bool = True,
     keepalive_s: float = 5.0,
+    allowed_hosts: Collection[str] | None = None,
 ) -> Starlette:
     """Build the server app around one engine (the caller keeps ownership of the engine).
+
+    Browser protection: a request with an ``Origin`` from anywhere but loopback is refused
+    unless an API key is set (a web page cannot then drive the model behind your back), and
+    ``allowed_hosts`` (``tau serve`` on loopback passes the loopback names) refuses other
+    ``Host`` headers, which defeats DNS rebinding.
 
     ``tau_extensions=False`` leaves out ``/tau/v1/*`` and the ``tau_*`` fields' consumers
     can detect, so the server looks like any OpenAI-compatible endpoint (used in tests).
     """
     ctx = _Ctx(engine, api_key, model_name or default_model_id(engine.info), max_body_bytes,
                defaults or SamplingParams(), keepalive_s)
+    ctx.allowed_hosts = {h.lower().strip("[]") for h in allowed_hosts} if allowed_hosts is not None else None
 
     def endpoint(name: str, auth: bool = True) -> Callable[[Callable[[Request], Awaitable[Response]]],
                                                           Callable[[Request], Awaitable[Response]]]:
         def deco(fn: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
             async def handler(request: Request) -> Response:
                 try:
+                    ctx.check_origin(request)
                     if auth:
                         ctx.check_auth(request)
                     resp = await fn(request)

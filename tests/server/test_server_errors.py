@@ -153,3 +153,22 @@ def test_engine_failures_are_500s_and_the_server_keeps_serving(serve):
     metrics = HTTP.get(srv.url + "/metrics").text
     assert 'tau_generations_total{finish_reason="error"} 3' in metrics
     assert isinstance(GenStats().to_dict(), dict)
+
+
+def test_web_pages_cannot_drive_the_model(serve):
+    from app.server.app import LOOPBACK_NAMES
+
+    srv = serve(ScriptedEngine(["a"] * 5), allowed_hosts=LOOPBACK_NAMES)
+    body = {"messages": MSG}
+    err = error_of(post(srv, CHAT, json=body, headers={"Origin": "https://evil.example"}), 403)
+    assert err["code"] == "origin_not_allowed"
+    # DNS rebinding: the browser talks to 127.0.0.1 but says Host: evil.example
+    err = error_of(post(srv, CHAT, json=body, headers={"Host": "evil.example:8686"}), 403)
+    assert err["code"] == "host_not_allowed"
+    assert post(srv, CHAT, json=body, headers={"Origin": f"http://localhost:{srv.port}"}).status_code == 200
+    assert post(srv, CHAT, json=body, headers={"Host": f"localhost:{srv.port}"}).status_code == 200
+    assert post(srv, CHAT, json=body, headers={"Host": f"[::1]:{srv.port}"}).status_code == 200
+    # with an API key, an authenticated request from a page is the user's choice
+    keyed = serve(ScriptedEngine(["b"]), api_key="k")
+    ok = post(keyed, CHAT, json=body, headers={"Origin": "https://app.example", "Authorization": "Bearer k"})
+    assert ok.status_code == 200
