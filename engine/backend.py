@@ -250,3 +250,47 @@ class Context:
 
     def clear(self) -> None:
         llama_cpp.llama_memory_clear(self.mem, True)
+
+
+# ---- the peer: llama-cpp-python's own speculative decoding (for tau bench) ---------------
+
+
+def peer_prompt_lookup(engine, prompt: str, max_tokens: int, temperature: float, top_p: float) -> tuple[int, float, float]:
+    """Run llama-cpp-python's ``LlamaPromptLookupDecoding`` on the engine's model.
+
+    Returns (completion tokens, decode seconds, wall seconds). ``logits_all=True`` because
+    with the default it crashes once more than n_batch tokens are evaluated.
+    """
+    import time
+
+    from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
+
+    llm = getattr(engine, "_peer_llm", None)
+    if llm is None:
+        cfg = engine.cfg
+        llm = llama_cpp.Llama(
+            model_path=cfg.model_path,
+            n_ctx=engine.ctx.n_ctx,
+            n_batch=cfg.n_batch,
+            n_threads=engine.ctx.threads,
+            n_threads_batch=engine.ctx.threads,
+            n_gpu_layers=cfg.gpu_layers,
+            draft_model=LlamaPromptLookupDecoding(num_pred_tokens=10),
+            logits_all=True,
+            verbose=False,
+        )
+        llama_cpp.llama_log_set(_log_cb, ctypes.c_void_p(0))  # Llama() installs its own logger
+        engine._peer_llm = llm
+    t0 = time.perf_counter()
+    first = None
+    pieces: list[str] = []
+    for chunk in llm.create_completion(
+        prompt, max_tokens=max_tokens, temperature=temperature, top_p=top_p, top_k=0, min_p=0.0,
+        repeat_penalty=1.0, stream=True, seed=1234,
+    ):
+        if first is None:
+            first = time.perf_counter()
+        pieces.append(chunk["choices"][0]["text"])
+    end = time.perf_counter()
+    n = len(llm.tokenize("".join(pieces).encode("utf-8"), add_bos=False, special=True))
+    return n, end - (first or end), end - t0

@@ -16,6 +16,7 @@ from engine.chat_template import render_chatml, render_jinja
 from engine.config import EngineConfig
 from engine.decoder import DrafterSlot, Speculator, Target, run
 from engine.drafters.draft_model import DraftModelDrafter
+from engine.drafters.mtp import MtpDrafter
 from engine.drafters.ngram import DEFAULT_KEY_LEN, NgramDrafter
 from engine.gguf_info import GGUFError, GGUFInfo, read_gguf, vocab_mismatch
 from engine.measure import (
@@ -66,12 +67,20 @@ class LocalEngine:
             if why:
                 raise EngineError(f"draft model {Path(cfg.draft_model_path).name} cannot draft for {Path(cfg.model_path).name}: {why}")
         say(f"loading {self.gguf.name}", 0.1)
-        self.model = backend.Model(cfg.model_path, gpu_layers=cfg.gpu_layers)
+        self.model = backend.Model(cfg.model_path, gpu_layers=cfg.gpu_layers, load_mtp=self.gguf.mtp_layers > 0)
         self.gpu = backend.gpu_offload_supported() and cfg.gpu_layers != 0
         n_ctx = min(cfg.n_ctx, self.model.n_ctx_train) if self.model.n_ctx_train > 0 else cfg.n_ctx
-        self.ctx = backend.Context(
-            self.model, n_ctx=n_ctx, n_batch=cfg.n_batch, threads=cfg.threads, kv_type=cfg.kv_type, flash_attn=cfg.flash_attn
-        )
+        ctx_kw: dict = dict(n_ctx=n_ctx, n_batch=cfg.n_batch, threads=cfg.threads, kv_type=cfg.kv_type, flash_attn=cfg.flash_attn)
+        ctx: backend.Context | None = None
+        self.mtp_note = ""  # why MTP heads in the GGUF are not used ("" = used or none)
+        if self.model.n_layer_nextn > 0:
+            from engine.mtp_backend import MtpTargetContext
+
+            try:
+                ctx = MtpTargetContext(self.model, **ctx_kw)
+            except backend.BackendError as e:  # e.g. no MTP graph for this arch in llama.cpp
+                self.mtp_note = str(e)
+        self.ctx = ctx if ctx is not None else backend.Context(self.model, **ctx_kw)
         self.target = Target(self.ctx)
         self.draft_model = None
         self.draft_ctx = None
@@ -110,6 +119,14 @@ class LocalEngine:
         if self.draft_ctx is not None:
             self.draft_drafter = DraftModelDrafter(self.draft_ctx)
             slots["draft"] = DrafterSlot(self.draft_drafter, lookup=False, initial_cost=float(prof.get("draft_token_s", 0.0)))
+        self.mtp_drafter: MtpDrafter | None = None
+        head = getattr(self.ctx, "head", None)
+        if head is not None:
+            if "mtp_token_s" not in prof:
+                prof["mtp_token_s"] = head.token_cost()
+                save_profile(ppath, prof)
+            self.mtp_drafter = MtpDrafter(self.ctx)
+            slots["mtp"] = DrafterSlot(self.mtp_drafter, lookup=False, initial_cost=float(prof["mtp_token_s"]))
         self.speculator = Speculator(curve, slots)
         template = self.model.chat_template()
         self._template = template
@@ -192,8 +209,8 @@ class LocalEngine:
             return DoneEvent("", (), "error", GenStats(), error="empty prompt")
         if self.draft_drafter is not None:
             self.draft_drafter.set_sampling(request.sampling)
-        if "mtp" in spec.drafters and "mtp" not in self.speculator.slots:
-            pass  # no MTP heads in this model: the preset falls through to the other drafters
+        if self.mtp_drafter is not None:
+            self.mtp_drafter.set_sampling(request.sampling)
         try:
             return run(self.target, self.model, prompt, request, spec, self.speculator, emit, cancel, self.ceiling_tok_s)
         except backend.BackendError as e:

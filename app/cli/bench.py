@@ -1,0 +1,75 @@
+"""``tau bench``: plain vs every speculative configuration, side by side, as ratios."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from app.cli.main import UsageError, add_model_flags
+from app.config import Config
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("bench", help="benchmark plain vs speculative decoding on built-in workloads")
+    p.add_argument("--suite", default="full", help="quick | edits | new | agent | full (default: full)")
+    p.add_argument("--modes", default="greedy,sampled", help="comma list of greedy,sampled")
+    p.add_argument("--configs", default="", help="comma list of configurations (default: all)")
+    p.add_argument("--synthetic", metavar="SHAPE", help="benchmark a random-weight model of a named shape instead")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument("--out", help="also write the JSON results to this file")
+    add_model_flags(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, cfg: Config) -> int:
+    from app.progress import ProgressBar
+
+    if args.synthetic:
+        try:
+            from engine.gpu.synthetic_bench import main as synth_main
+        except ImportError:
+            raise UsageError("synthetic benchmarks are not available in this build") from None
+        return int(synth_main([args.synthetic] + (["--json"] if args.json else [])))
+
+    from app.engine_factory import EngineOpenError, load_local
+    from engine.bench import CONFIGS, format_table, run_bench, summary
+    from engine.benchdata.workloads import SUITES
+
+    if args.suite not in SUITES:
+        raise UsageError(f"unknown suite {args.suite!r}: one of {', '.join(SUITES)}")
+    modes = tuple(m for m in args.modes.split(",") if m)
+    if not modes or any(m not in ("greedy", "sampled") for m in modes):
+        raise UsageError("--modes takes greedy and/or sampled")
+    names = {c.name for c in CONFIGS}
+    configs = tuple(c for c in args.configs.split(",") if c) or None
+    if configs and any(c not in names for c in configs):
+        raise UsageError(f"unknown configuration; known: {', '.join(sorted(names))}")
+    try:
+        engine = load_local(cfg, progress=ProgressBar())
+    except EngineOpenError as e:
+        print(f"tau: {e}", file=sys.stderr)
+        return 1
+    try:
+        results = run_bench(engine, args.suite, modes, configs, progress=ProgressBar())
+    finally:
+        engine.close()
+    data = {
+        "suite": args.suite,
+        "model": engine.info.name,
+        "backend": engine.info.backend,
+        "verify_curve": {str(k): round(v, 4) for k, v in engine.speculator.curve.points.items()},
+        "results": [r.to_dict() for r in results],
+        "summary": summary(results),
+    }
+    if args.out:
+        Path(args.out).write_text(json.dumps(data, indent=1))
+    if args.json:
+        print(json.dumps(data, indent=1))
+    else:
+        print(format_table(results))
+        s = data["summary"]
+        print(f"\ngreedy runs identical to plain: {s['greedy_runs_identical_to_plain']}/{s['greedy_runs_compared']}; "
+              f"near-tie divergences: {s['near_tie_divergences']}")
+    return 0

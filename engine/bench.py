@@ -1,0 +1,218 @@
+"""``tau bench``: every workload run plain and in every speculative configuration, side by
+side in one process, greedy and sampled, with llama-cpp-python's own prompt-lookup decoding
+as a peer column. Speedups are ratios against plain decoding of the same workload and mode.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.benchdata.workloads import SUITES, Workload
+from engine.policy import Acceptance
+from engine.spec import SpecConfig
+from engine.types import DoneEvent, GenerateRequest, SamplingParams
+
+GREEDY = SamplingParams(temperature=0.0)
+SAMPLED = SamplingParams(temperature=0.6, top_p=0.95, seed=1234)
+MODES = {"greedy": GREEDY, "sampled": SAMPLED}
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    name: str
+    spec: SpecConfig | None  # None: the peer (llama-cpp-python's LlamaPromptLookupDecoding)
+    repo_context: bool = False  # register the workload's repository files with the overlay
+    needs_draft: bool = False
+
+
+CONFIGS: tuple[BenchConfig, ...] = (
+    BenchConfig("plain", SpecConfig(drafters=())),
+    BenchConfig("ngram", SpecConfig(drafters=("ngram",))),
+    BenchConfig("ngram+repo", SpecConfig(drafters=("ngram",)), repo_context=True),
+    BenchConfig("ngram-fixed8", SpecConfig(drafters=("ngram",), adaptive=False, fixed_window=8)),
+    BenchConfig("draft", SpecConfig(drafters=("draft",)), needs_draft=True),
+    BenchConfig("draft-fixed4", SpecConfig(drafters=("draft",), adaptive=False, fixed_window=4), needs_draft=True),
+    BenchConfig("auto", SpecConfig(), repo_context=True),
+    BenchConfig("peer-lookup", None),
+)
+
+
+@dataclass
+class RunResult:
+    workload: str
+    mode: str
+    config: str
+    tokens: int
+    decode_tok_s: float
+    wall_tok_s: float
+    tau: float
+    accept_by_pos: list[float]
+    drafted: dict[str, int]
+    accepted: dict[str, int]
+    speedup: float = 0.0
+    wall_speedup: float = 0.0
+    same_as_plain: bool | None = None
+    first_divergence: int | None = None
+    near_ties: int = 0
+    token_ids: list[int] = field(default_factory=list, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: v for k, v in self.__dict__.items() if k != "token_ids"}
+        return d
+
+
+def _merge(dones: list[DoneEvent]) -> tuple[int, float, float, int, dict, dict, list[float], int, list[int]]:
+    tokens = sum(d.stats.completion_tokens for d in dones)
+    decode_s = sum(d.stats.decode_s for d in dones)
+    wall_s = sum(d.stats.wall_s for d in dones)
+    passes = sum(d.stats.verify_passes for d in dones)
+    drafted: dict[str, int] = {}
+    accepted: dict[str, int] = {}
+    for d in dones:
+        for k, v in d.stats.drafted.items():
+            drafted[k] = drafted.get(k, 0) + v
+        for k, v in d.stats.accepted.items():
+            accepted[k] = accepted.get(k, 0) + v
+    # pooled acceptance by position, weighted by how often each position was reached
+    width = max((len(d.stats.accept_by_pos) for d in dones), default=0)
+    acc = [0.0] * width
+    for i in range(width):
+        vals = [d.stats.accept_by_pos[i] for d in dones if len(d.stats.accept_by_pos) > i]
+        acc[i] = sum(vals) / len(vals)
+    near = sum(d.stats.near_tie_divergences for d in dones)
+    ids = [t for d in dones for t in d.token_ids]
+    return tokens, decode_s, wall_s, passes, drafted, accepted, acc, near, ids
+
+
+def first_difference(a: list[int], b: list[int]) -> int | None:
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return i
+    return None if len(a) == len(b) else min(len(a), len(b))
+
+
+def run_config(engine, wl: Workload, mode: str, cfg: BenchConfig) -> RunResult:
+    """One workload in one configuration; multi-turn workloads reuse the KV prefix between turns."""
+    params = MODES[mode]
+    if cfg.spec is None:
+        return run_peer(engine, wl, mode)
+    engine.speculator.acceptance = Acceptance()  # each run learns from scratch
+    engine.ngram.reset()
+    for key in wl.repo:
+        engine.ngram.remove_source("bench:" + key)
+    if cfg.repo_context:
+        for key, text in wl.repo.items():
+            engine.register_context("bench:" + key, text)
+    engine.call(lambda: engine.target.rollback(0))
+    dones: list[DoneEvent] = []
+    for turn in wl.turns:
+        prompt = engine.chat_prompt(list(turn))
+        req = GenerateRequest(prompt, max_tokens=wl.max_tokens, sampling=params)
+        done: DoneEvent | None = None
+        for ev in engine.stream(req, spec=cfg.spec):
+            if isinstance(ev, DoneEvent):
+                done = ev
+        assert done is not None
+        if done.error:
+            raise RuntimeError(f"{wl.name}/{cfg.name}: {done.error}")
+        dones.append(done)
+    tokens, decode_s, wall_s, passes, drafted, accepted, acc, near, ids = _merge(dones)
+    return RunResult(
+        wl.name, mode, cfg.name, tokens,
+        decode_tok_s=tokens / decode_s if decode_s else 0.0,
+        wall_tok_s=tokens / wall_s if wall_s else 0.0,
+        tau=tokens / passes if passes else 0.0,
+        accept_by_pos=[round(a, 3) for a in acc[:16]],
+        drafted=drafted, accepted=accepted, near_ties=near, token_ids=ids,
+    )
+
+
+def run_peer(engine, wl: Workload, mode: str) -> RunResult:
+    from engine.backend import peer_prompt_lookup
+
+    params = MODES[mode]
+    tokens = 0
+    decode_s = wall_s = 0.0
+    for turn in wl.turns:
+        prompt = engine.chat_prompt(list(turn))
+        n, dec, wall = engine.call(
+            lambda prompt=prompt: peer_prompt_lookup(engine, prompt, wl.max_tokens, params.temperature, params.top_p)
+        )
+        tokens += n
+        decode_s += dec
+        wall_s += wall
+    return RunResult(wl.name, mode, "peer-lookup", tokens, tokens / decode_s if decode_s else 0.0,
+                     tokens / wall_s if wall_s else 0.0, 0.0, [], {}, {})
+
+
+def run_bench(
+    engine,
+    suite: str = "full",
+    modes: tuple[str, ...] = ("greedy", "sampled"),
+    configs: tuple[str, ...] | None = None,
+    progress: Callable[[str, float], None] | None = None,
+) -> list[RunResult]:
+    if suite not in SUITES:
+        raise ValueError(f"unknown suite {suite!r} (one of {', '.join(SUITES)})")
+    chosen = [c for c in CONFIGS if configs is None or c.name in configs]
+    has_draft = "draft" in engine.speculator.slots
+    chosen = [c for c in chosen if has_draft or not c.needs_draft]
+    if not chosen or chosen[0].name != "plain":
+        chosen = [CONFIGS[0]] + [c for c in chosen if c.name != "plain"]
+    workloads = SUITES[suite]
+    total = len(workloads) * len(modes) * len(chosen)
+    done = 0
+    results: list[RunResult] = []
+    for wl in workloads:
+        for mode in modes:
+            base: RunResult | None = None
+            for cfg in chosen:
+                if progress:
+                    progress(f"{wl.name} {mode} {cfg.name}", done / total)
+                t0 = time.perf_counter()
+                r = run_config(engine, wl, mode, cfg)
+                _ = time.perf_counter() - t0
+                if cfg.name == "plain":
+                    base = r
+                if base is not None and base.decode_tok_s:
+                    r.speedup = r.decode_tok_s / base.decode_tok_s
+                    r.wall_speedup = r.wall_tok_s / base.wall_tok_s if base.wall_tok_s else 0.0
+                    if mode == "greedy" and cfg.spec is not None:
+                        r.first_divergence = first_difference(r.token_ids, base.token_ids)
+                        r.same_as_plain = r.first_divergence is None
+                results.append(r)
+                done += 1
+    if progress:
+        progress("done", 1.0)
+    return results
+
+
+def format_table(results: list[RunResult]) -> str:
+    head = f"{'workload':<15} {'mode':<8} {'config':<13} {'tok':>5} {'dec t/s':>8} {'wall t/s':>8} {'speedup':>8} {'tau':>5}  accept by position"
+    lines = [head, "-" * len(head)]
+    for r in results:
+        acc = " ".join(f"{a:.2f}" for a in r.accept_by_pos[:8])
+        same = "" if r.same_as_plain is None else ("  =plain" if r.same_as_plain else f"  differs@{r.first_divergence}")
+        lines.append(
+            f"{r.workload:<15} {r.mode:<8} {r.config:<13} {r.tokens:>5} {r.decode_tok_s:>8.2f} {r.wall_tok_s:>8.2f} "
+            f"{r.speedup:>7.2f}x {r.tau:>5.2f}  {acc}{same}"
+        )
+    return "\n".join(lines)
+
+
+def summary(results: list[RunResult]) -> dict[str, Any]:
+    """Best speculative speedup per workload kind and mode, and greedy equivalence counts."""
+    out: dict[str, Any] = {}
+    for r in results:
+        if r.config in ("plain", "peer-lookup"):
+            continue
+        key = f"{r.workload}/{r.mode}"
+        out.setdefault(key, {})[r.config] = round(r.speedup, 3)
+    greedy = [r for r in results if r.same_as_plain is not None]
+    out["greedy_runs_identical_to_plain"] = sum(1 for r in greedy if r.same_as_plain)
+    out["greedy_runs_compared"] = len(greedy)
+    out["near_tie_divergences"] = sum(r.near_ties for r in results)
+    return out

@@ -1,0 +1,1 @@
+"""Workloads of ``tau bench``: source files and the tasks run on them."""

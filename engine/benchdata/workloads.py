@@ -1,0 +1,99 @@
+"""The bench's workloads: whole-file edits (Python, TypeScript, Go), new code from a spec,
+and a replayed multi-turn agent transcript."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import resources
+
+
+def source(name: str) -> str:
+    return resources.files("engine.benchdata").joinpath(name + ".txt").read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    kind: str  # 'edit' | 'new' | 'agent'
+    turns: tuple[tuple[dict, ...], ...]  # each turn: the chat messages that make its prompt
+    max_tokens: int = 640
+    repo: dict[str, str] = field(default_factory=dict)  # files an app would register with the overlay
+
+
+SYSTEM = "You are a careful senior software engineer. Follow the instructions exactly."
+
+
+def _edit(name: str, filename: str, lang: str, instruction: str) -> Workload:
+    text = source(filename)
+    user = (
+        f"Here is `{filename}`:\n\n```{lang}\n{text}```\n\n{instruction}\n"
+        "Reply with the complete updated file in a single code block and nothing else."
+    )
+    return Workload(name, "edit", (({"role": "system", "content": SYSTEM}, {"role": "user", "content": user}),))
+
+
+EDIT_PY = _edit(
+    "edit-python", "inventory.py", "python",
+    "Add a `discount(self, sku: str, percent: int) -> int` method to `Inventory` (after `sell`) that lowers the "
+    "item's price by the given percent (0-100, else ValueError) and returns the new price in cents.",
+)
+EDIT_TS = _edit(
+    "edit-typescript", "cart.ts", "typescript",
+    "Rename the method `subtotalCents` to `totalCents` and make `add` return the new quantity of the line.",
+)
+EDIT_GO = _edit(
+    "edit-go", "ratelimit.go", "go",
+    "Add a method `Tokens(key string) float64` that returns how many tokens the key has left (the burst for an "
+    "unknown key), using the same locking as the other methods.",
+)
+NEW_CODE = Workload(
+    "new-code",
+    "new",
+    ((
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": (
+            "Write a Python module `lru.py` with a class `LRUCache(capacity: int)` with `get(key, default=None)`, "
+            "`put(key, value)`, `__len__`, `__contains__` and a `stats()` method returning hits and misses, using "
+            "collections.OrderedDict, with docstrings and type hints. Then write pytest tests for it."
+        )},
+    ),),
+    max_tokens=512,
+)
+
+_AGENT_SYSTEM = (
+    "You are tau, a coding agent working in a git repository. Use the tools to read and change files. "
+    "Call a tool with <tool_call>{\"name\": ..., \"arguments\": {...}}</tool_call>."
+)
+
+
+def _agent() -> Workload:
+    inv = source("inventory.py")
+    rl = source("ratelimit.go")
+    t1 = (
+        {"role": "system", "content": _AGENT_SYSTEM},
+        {"role": "user", "content": "In inventory.py, make `low_stock` return the items sorted by quantity, lowest first."},
+        {"role": "assistant", "content": "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"inventory.py\"}}\n</tool_call>"},
+        {"role": "tool", "content": inv},
+        {"role": "user", "content": "Now write the whole updated inventory.py with write_file."},
+    )
+    t2 = t1 + (
+        {"role": "assistant", "content": "<tool_call>\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"inventory.py\", \"content\": \"...\"}}\n</tool_call>"},
+        {"role": "tool", "content": "wrote inventory.py (66 lines)"},
+        {"role": "user", "content": (
+            "Good. In ratelimit/ratelimit.go (you read it earlier; the output was trimmed from this conversation), "
+            "change `Allow` so it returns `ErrLimited` wrapped with the key: fmt.Errorf(\"%w: %s\", ErrLimited, key). "
+            "Write the whole updated file with write_file."
+        )},
+    )
+    return Workload("agent-replay", "agent", (t1, t2), max_tokens=700, repo={"inventory.py": inv, "ratelimit/ratelimit.go": rl})
+
+
+AGENT = _agent()
+
+SUITES: dict[str, tuple[Workload, ...]] = {
+    "quick": (EDIT_PY,),
+    "edits": (EDIT_PY, EDIT_TS, EDIT_GO),
+    "full": (EDIT_PY, EDIT_TS, EDIT_GO, NEW_CODE, AGENT),
+    "agent": (AGENT,),
+    "new": (NEW_CODE,),
+}
