@@ -232,3 +232,38 @@ async def test_stats_panel_and_stream_with_frozen_stats(repo: Path) -> None:
         await until(pilot, lambda: isinstance(app.screen, StatsScreen))
         assert app.session_stats.totals().completion_tokens == 96
         await pilot.press("escape")
+
+
+async def test_resume_sessions_clear_model_and_compact(repo: Path) -> None:
+    from app.tui.screens import TextScreen
+
+    first = build(repo, ScriptedEngine(["The answer is 42."]))
+    async with first.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: first.agent is not None)
+        await send(pilot, "what is the answer?")
+        await until(pilot, lambda: first.last_final is not None)
+        sid = first.agent.session_id if first.agent else ""
+    assert sid
+
+    engine = ScriptedEngine(["Summary: the user asked for the answer; it is 42."])
+    app = create_app(make_config(), root=repo, engine=engine, resume="latest", persist=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.agent is not None and bool(app.query(UserMessage)))
+        await pilot.pause()
+        assert [m.text for m in app.query(UserMessage)] == ["what is the answer?"]
+        await app.flush_now()
+        assert app.query(AssistantView).last().shown == "The answer is 42."
+        assert any(f"resumed session {sid}" in n for n in notices(app))
+        await send(pilot, "/sessions")
+        await until(pilot, lambda: isinstance(app.screen, TextScreen))
+        assert sid in str(app.screen.body)
+        await pilot.press("escape")
+        await send(pilot, "/model")
+        assert any("model   scripted" in n for n in notices(app))
+        await send(pilot, "/compact")
+        await until(pilot, lambda: any("compacted" in n for n in notices(app)))
+        assert not app.generating and app.status.live.state == "idle"
+        await send(pilot, "/clear")
+        await until(pilot, lambda: any("conversation cleared" in n for n in notices(app)))
+        assert not app.query(UserMessage)
+        assert app.agent is not None and [m["role"] for m in app.agent.messages] == ["system"]
