@@ -67,7 +67,16 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         return 1
     try:
         try:
-            outcome = plan_edit(engine, root, paths, instruction, retries=max(0, args.retries))
+            live = sys.stderr.isatty() and not args.json
+
+            def show(text: str) -> None:  # the model's reply as it streams, dimmed, on a terminal
+                sys.stderr.write(f"\x1b[2m{text}\x1b[0m")
+                sys.stderr.flush()
+
+            outcome = plan_edit(engine, root, paths, instruction, retries=max(0, args.retries),
+                                on_text=show if live else None)
+            if live:
+                sys.stderr.write("\n")
         except EditError as e:
             raise UsageError(str(e)) from None
     finally:
