@@ -38,8 +38,18 @@ class TextStream:
                 self.text = self.text[:cut]
                 self.hit = True
                 return self._release(len(self.text))
-            return self._release(len(self.text) - (self._hold - 1))
+            return self._release(len(self.text) - self._partial_stop())
         return self._release(len(self.text))
+
+    def _partial_stop(self) -> int:
+        """Length of the longest tail of the text that could begin a stop string."""
+        best = 0
+        for s in self.stop:
+            for k in range(min(len(s) - 1, len(self.text)), best, -1):
+                if self.text.endswith(s[:k]):
+                    best = k
+                    break
+        return best
 
     def finish(self) -> str:
         if not self.hit:

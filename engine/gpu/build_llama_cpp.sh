@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Build llama-cpp-python (the version tau pins) for a GPU backend, in place of the CPU wheel.
+#
+#   engine/gpu/build_llama_cpp.sh --cuda   [--arch 89]        # NVIDIA (CUDA toolkit with nvcc)
+#   engine/gpu/build_llama_cpp.sh --rocm   [--arch gfx1100]   # AMD (ROCm with hipconfig)
+#   engine/gpu/build_llama_cpp.sh --vulkan                    # any Vulkan GPU (libvulkan-dev, glslc)
+#   engine/gpu/build_llama_cpp.sh --cpu                       # back to a CPU build
+#
+# Options:
+#   --arch A          GPU architecture(s): CUDA compute capability ("89", "86;89", "90" for
+#                     H100/H200; default: the GPUs in this machine, via nvidia-smi), or a
+#                     ROCm gfx target ("gfx1100" = RX 7900, "gfx942" = MI300; default: rocminfo).
+#   --sdist PATH      build from a local sdist (.tar.gz / .tgz or an unpacked folder) instead
+#                     of downloading llama-cpp-python==VERSION from PyPI.
+#   --target DIR      install into DIR (pip --target) instead of the active environment.
+#   --offline         no build isolation and no dependency resolution (machines without a
+#                     package index: scikit-build-core, cmake and ninja must be installed).
+#   --python PY       the Python to install for (default: python3 of the active venv).
+#   --jobs N          parallel compile jobs (default: all cores).
+#   --dry-run         print the command instead of running it.
+#
+# Afterwards `python -c "import llama_cpp; print(llama_cpp.llama_supports_gpu_offload())"`
+# prints True, and tau offloads all layers (--gpu-layers -1, the default). Check the fit
+# first: `python -m engine.fit MODEL --ctx 32768 --kv-type q8_0`. Measure the result:
+# `python -m engine.gpu.synthetic_bench dense-27b --out /tmp/tau-synth`.
+#
+# Notes: the CUDA build takes ~4 minutes on 16 cores for one architecture (every extra
+# architecture adds about as much). Import llama_cpp before numpy in your own scripts (a
+# CUDA build crashed on model load otherwise); tau's engine/backend.py does.
+set -euo pipefail
+
+VERSION=0.3.36
+BACKEND=""
+ARCH=""
+SDIST=""
+TARGET=""
+OFFLINE=0
+DRY=0
+PY="${PYTHON:-python3}"
+JOBS="$(nproc 2>/dev/null || echo 4)"
+
+usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --cuda) BACKEND=cuda ;;
+    --rocm|--hip) BACKEND=rocm ;;
+    --vulkan) BACKEND=vulkan ;;
+    --cpu) BACKEND=cpu ;;
+    --arch) ARCH="$2"; shift ;;
+    --sdist) SDIST="$2"; shift ;;
+    --target) TARGET="$2"; shift ;;
+    --offline) OFFLINE=1 ;;
+    --python) PY="$2"; shift ;;
+    --jobs) JOBS="$2"; shift ;;
+    --dry-run) DRY=1 ;;
+    -h|--help) usage 0 ;;
+    *) echo "build_llama_cpp.sh: unknown option $1" >&2; usage 2 ;;
+  esac
+  shift
+done
+[ -n "$BACKEND" ] || { echo "build_llama_cpp.sh: pick one of --cuda --rocm --vulkan --cpu" >&2; exit 2; }
+
+ARGS="-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF"
+case "$BACKEND" in
+  cuda)
+    command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] || { echo "nvcc not found: install the CUDA toolkit (or add /usr/local/cuda/bin to PATH)" >&2; exit 1; }
+    command -v nvcc >/dev/null || export PATH="/usr/local/cuda/bin:$PATH"
+    if [ -z "$ARCH" ] && command -v nvidia-smi >/dev/null; then
+      ARCH="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | tr -d '.' | sort -u | paste -sd';' -)"
+    fi
+    ARGS="$ARGS -DGGML_CUDA=on"
+    [ -n "$ARCH" ] && ARGS="$ARGS -DCMAKE_CUDA_ARCHITECTURES=$ARCH"
+    ;;
+  rocm)
+    command -v hipconfig >/dev/null || { echo "hipconfig not found: install ROCm (and add /opt/rocm/bin to PATH)" >&2; exit 1; }
+    export HIPCXX="$(hipconfig -l)/clang"
+    export HIP_PATH="$(hipconfig -R)"
+    if [ -z "$ARCH" ] && command -v rocminfo >/dev/null; then
+      ARCH="$(rocminfo 2>/dev/null | grep -o 'gfx[0-9a-f]*' | sort -u | paste -sd';' -)"
+    fi
+    ARGS="$ARGS -DGGML_HIP=on"
+    [ -n "$ARCH" ] && ARGS="$ARGS -DGPU_TARGETS=$ARCH"
+    ;;
+  vulkan)
+    command -v glslc >/dev/null || { echo "glslc not found: install the Vulkan SDK (Debian/Ubuntu: libvulkan-dev glslc)" >&2; exit 1; }
+    ARGS="$ARGS -DGGML_VULKAN=on"
+    ;;
+  cpu) ;;
+esac
+
+if [ -n "$SDIST" ]; then
+  SRC="$SDIST"
+  if [ -f "$SDIST" ] && [ "$DRY" = 0 ]; then
+    TMP="$(mktemp -d)"
+    tar xzf "$SDIST" -C "$TMP"
+    SRC="$(find "$TMP" -mindepth 1 -maxdepth 1 -type d | head -1)"
+  fi
+else
+  SRC="llama-cpp-python==$VERSION"
+fi
+
+PIP=("$PY" -m pip install --no-cache-dir --force-reinstall --upgrade --no-deps)
+[ "$OFFLINE" = 1 ] && PIP+=(--no-build-isolation --no-index)
+[ -n "$TARGET" ] && PIP+=(--target "$TARGET")
+PIP+=("$SRC")
+
+echo "CMAKE_ARGS=\"$ARGS\" CMAKE_BUILD_PARALLEL_LEVEL=$JOBS ${PIP[*]}"
+[ "$DRY" = 1 ] && exit 0
+export CMAKE_ARGS="$ARGS" CMAKE_BUILD_PARALLEL_LEVEL="$JOBS" FORCE_CMAKE=1
+"${PIP[@]}"
+if [ -n "$TARGET" ]; then export PYTHONPATH="$TARGET${PYTHONPATH:+:$PYTHONPATH}"; fi
+"$PY" -c "import llama_cpp; print('llama_cpp', llama_cpp.__version__, 'gpu offload:', bool(llama_cpp.llama_supports_gpu_offload()))"

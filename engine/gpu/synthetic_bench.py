@@ -1,0 +1,544 @@
+"""``tau bench --synthetic SHAPE``: the engine measured on a random-weight model of a named shape.
+
+On whatever device the llama.cpp build drives (CUDA, ROCm, Vulkan, CPU) it measures:
+
+1. plain decode (a raw loop of ``Context.decode`` + argmax) against the bandwidth ceiling
+   (weight bytes per token from ``engine.gguf_info`` over the device's memory bandwidth);
+2. the verify-cost curve: seconds to evaluate n = 1..33 rows with logits on all rows;
+3. the engine's per-step overhead: ``engine.decoder.run`` with speculation off against the
+   raw loop, same prompt and tokens (goal: within 3%);
+4. the speculative loop with a controlled-acceptance drafter (``engine.drafters.replay``)
+   at synthetic tau 4 and 8, against the curve's prediction tau / cost(K+1) (goal: 10%);
+5. the GPU settings a user needs: target KV q8_0 / q4_0 (flash attention), an f16 context
+   as the drafter's, partial offload, and how the fit check's estimate compares with the
+   memory the device really gave.
+
+Import order matters on CUDA builds: ``engine.backend`` (llama_cpp) comes before numpy.
+"""
+
+# ruff: noqa: I001  (engine.backend, which imports llama_cpp, must come before numpy)
+from __future__ import annotations
+
+from engine import backend
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.config import EngineConfig
+from engine.decoder import DrafterSlot, Speculator, Target, run
+from engine.drafters.replay import ReplayDrafter, expected_tau, rates_for_tau
+from engine.fit import GiB, check_fit, gpu_devices, nvidia_devices
+from engine.gguf_info import read_gguf
+from engine.gpu.synthetic import get_shape, write_synthetic
+from engine.policy import CostCurve
+from engine.spec import SpecConfig
+from engine.types import GenerateRequest, SamplingParams
+
+Progress = Callable[[str, float], None]
+
+# Vendor datasheet memory bandwidth, GB/s (matched by substring of the device name, longest first).
+GPU_BANDWIDTH_GBS: dict[str, float] = {
+    "H200": 4800,
+    "H100 NVL": 3900,
+    "H100 PCIe": 2000,
+    "H100": 3350,
+    "GH200": 4000,
+    "B200": 8000,
+    "A100-SXM4-80GB": 2039,
+    "A100 80GB PCIe": 1935,
+    "A100-PCIE-80GB": 1935,
+    "A100": 1555,
+    "L40S": 864,
+    "L40": 864,
+    "L4": 300,
+    "A10G": 600,
+    "A10": 600,
+    "A40": 696,
+    "A6000": 768,
+    "RTX 6000 Ada": 960,
+    "RTX 5090": 1792,
+    "RTX 5080": 960,
+    "RTX 4090": 1008,
+    "RTX 4080 SUPER": 736,
+    "RTX 4080": 717,
+    "RTX 4070 Ti SUPER": 672,
+    "RTX 4070 Ti": 504,
+    "RTX 4060 Ti": 288,
+    "RTX 3090 Ti": 1008,
+    "RTX 3090": 936,
+    "RTX 3080 Ti": 912,
+    "RTX 3080": 760,
+    "V100": 900,
+    "T4": 320,
+    "MI300X": 5300,
+    "MI325X": 6000,
+    "MI250X": 3277,
+    "MI250": 3277,
+    "MI210": 1638,
+    "7900 XTX": 960,
+    "7900 XT": 800,
+    "W7900": 864,
+}
+
+PROMPT_TOKENS = 512
+CURVE_MAX = 33  # rows: verifying up to 32 drafted tokens
+SPEC_CASES: tuple[tuple[str, int, tuple[float, ...]], ...] = (
+    ("tau4-K3", 3, tuple(rates_for_tau(4, 3))),
+    ("tau4-K7", 7, tuple(rates_for_tau(4, 7))),
+    ("tau8-K7", 7, tuple(rates_for_tau(8, 7))),
+    ("tau8-K15", 15, tuple(rates_for_tau(8, 15))),
+    ("a0.8-K8", 8, (0.8,)),
+)
+
+
+def bandwidth_for(name: str) -> float:
+    for key in sorted(GPU_BANDWIDTH_GBS, key=len, reverse=True):
+        if key.lower() in name.lower():
+            return GPU_BANDWIDTH_GBS[key]
+    return 0.0
+
+
+def device_info() -> dict[str, Any]:
+    gpu = backend.gpu_offload_supported()
+    dev = gpu_devices() if gpu else None
+    info: dict[str, Any] = {
+        "gpu_offload": gpu,
+        "host": platform.node(),
+        "cpu_count": os.cpu_count(),
+        "system_info": backend.system_info().strip(),
+    }
+    if dev is not None:
+        info.update(
+            kind=dev.kind,
+            name=dev.name,
+            count=dev.count,
+            total_gib=round(dev.total / GiB, 1),
+            free_gib=round(dev.free / GiB, 1),
+        )
+        info["bandwidth_gbs"] = bandwidth_for(dev.name) * dev.count
+        info["bandwidth_source"] = "datasheet" if info["bandwidth_gbs"] else "unknown"
+    else:
+        from engine.measure import memory_bandwidth_gbs
+
+        info.update(kind="cpu", name=platform.processor() or platform.machine())
+        info["bandwidth_gbs"] = round(memory_bandwidth_gbs(), 1)
+        info["bandwidth_source"] = "measured copy (host memory)"
+    return info
+
+
+def _used_mib() -> int | None:
+    d = nvidia_devices()
+    return None if d is None else int((d.total - d.free) / (1 << 20))
+
+
+class _Bench:
+    def __init__(self, model: backend.Model, ctx: backend.Context, prompt: list[int], say: Progress) -> None:
+        self.model = model
+        self.ctx = ctx
+        self.prompt = prompt
+        self.say = say
+
+    def prefill(self) -> tuple[float, int]:
+        self.ctx.clear()
+        t0 = time.perf_counter()
+        rows = self.ctx.decode(self.prompt, 0, all_logits=False)
+        dt = time.perf_counter() - t0
+        assert rows is not None
+        return dt, int(np.argmax(rows[-1]))
+
+    def raw_loop(self, n: int) -> tuple[list[float], list[int]]:
+        """Prefill, then n-1 single-token steps of decode + argmax. Returns step times and tokens."""
+        _, tok = self.prefill()
+        out = [tok]
+        pos = len(self.prompt)
+        times: list[float] = []
+        decode = self.ctx.decode
+        for _ in range(n - 1):
+            t0 = time.perf_counter()
+            rows = decode([tok], pos, all_logits=False)
+            tok = int(np.argmax(rows[-1]))  # type: ignore[index]
+            times.append(time.perf_counter() - t0)
+            out.append(tok)
+            pos += 1
+        return times, out
+
+    def engine_run(
+        self, n: int, spec: SpecConfig, slots: dict[str, DrafterSlot], curve: dict[int, float]
+    ) -> dict[str, Any]:
+        self.ctx.clear()
+        target = Target(self.ctx)
+        sp = Speculator(CostCurve(dict(curve)), slots)
+        req = GenerateRequest(
+            prompt=tuple(self.prompt), max_tokens=n, sampling=SamplingParams(temperature=0.0)
+        )
+        done = run(target, self.model, self.prompt, req, spec, sp, lambda _e: None)  # type: ignore[arg-type]
+        st = done.stats
+        passes = st.verify_passes - 1  # the first pass is the prefill
+        return {
+            "finish": done.finish_reason,
+            "tokens": list(done.token_ids),
+            "completion": st.completion_tokens,
+            "decode_s": st.decode_s,
+            "passes": passes,
+            "step_s": st.decode_s / passes if passes else 0.0,
+            "tok_s": (st.completion_tokens - 1) / st.decode_s if st.decode_s else 0.0,
+            "tau": (st.completion_tokens - 1) / passes if passes else 0.0,
+            "drafted": sum(st.drafted.values()),
+            "accepted": sum(st.accepted.values()),
+        }
+
+    def curve(self, base: int, max_n: int, reps: int) -> dict[int, float]:
+        """Median seconds to evaluate n rows (all logits) at position ``base``."""
+        rng = np.random.default_rng(1)
+        self.ctx.clear()
+        self.ctx.decode(self.prompt[:base], 0, all_logits=False)
+        out: dict[int, float] = {}
+        for n in range(1, max_n + 1):
+            ts = []
+            for _ in range(reps + 1):
+                toks = [int(t) for t in rng.integers(1000, 100000, n)]
+                t0 = time.perf_counter()
+                self.ctx.decode(toks, base, all_logits=True)
+                ts.append(time.perf_counter() - t0)
+                self.ctx.truncate(base)
+            out[n] = statistics.median(ts[1:])
+            self.say("verify-cost curve", n / max_n)
+        return out
+
+
+def _pick_prompt(model: backend.Model, n: int, seed: int) -> list[int]:
+    rng = np.random.default_rng(seed)
+    return [int(t) for t in rng.integers(1000, min(100000, model.n_vocab - 1), n)]
+
+
+def run_synthetic(
+    shape: str,
+    out_dir: str | Path,
+    *,
+    progress: Progress | None = None,
+    model_path: str | None = None,
+    n_ctx: int = 4096,
+    gpu_layers: int = -1,
+    flash_attn: bool | None = True,
+    threads: int = 0,
+    tokens: int = 256,
+    repeats: int = 3,
+    curve_reps: int = 5,
+    curve_max: int = CURVE_MAX,
+    extras: bool = True,
+    json_path: str | Path | None = None,
+) -> dict[str, Any]:
+    """Write (or reuse) the synthetic model of ``shape`` under ``out_dir`` and measure it.
+
+    Returns the results dict (also written as JSON beside the model, or to ``json_path``).
+    Each stage's failure is recorded under ``errors`` and the rest still runs.
+    """
+    say = progress or (lambda _m, _f: None)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    res: dict[str, Any] = {
+        "shape": shape,
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "errors": {},
+    }
+    jpath = Path(json_path) if json_path else out / f"synthetic-{shape}-result.json"
+
+    def save() -> None:
+        jpath.write_text(json.dumps(res, indent=1, default=float))
+
+    backend.init(str(out / "llama.log"))
+    res["device"] = dev = device_info()
+    gpu = bool(dev["gpu_offload"]) and gpu_layers != 0
+    sh = get_shape(shape)
+    res["shape_dims"] = sh.__dict__
+    path = Path(model_path) if model_path else out / f"synthetic-{shape}.gguf"
+    if not path.exists():
+        t0 = time.perf_counter()
+        write_synthetic(sh, path, progress=say)
+        res["write_s"] = round(time.perf_counter() - t0, 2)
+    info = read_gguf(path)
+    res["model"] = {
+        "path": str(path),
+        "file_gib": round(info.file_size / GiB, 3),
+        "bytes_per_token": info.bytes_per_token,
+        "quant": info.quant,
+        "n_vocab": info.n_vocab,
+    }
+    bw = float(dev.get("bandwidth_gbs") or 0.0)
+    ceiling = bw * 1e9 / info.bytes_per_token if bw else 0.0
+    res["ceiling_tok_s"] = round(ceiling, 2)
+    ecfg = EngineConfig(
+        model_path=str(path), n_ctx=n_ctx, gpu_layers=gpu_layers, flash_attn=flash_attn, threads=threads
+    )
+    try:
+        rep = check_fit(ecfg, gpu=gpu, raise_error=False)
+        res["fit"] = rep.to_dict()
+    except Exception as e:  # noqa: BLE001
+        res["errors"]["fit"] = repr(e)
+    used0 = _used_mib()
+    say(f"loading {path.name}", 0.0)
+    t0 = time.perf_counter()
+    model = backend.Model(str(path), gpu_layers=gpu_layers)
+    ctx = backend.Context(
+        model, n_ctx=n_ctx, n_batch=512, threads=threads, kv_type="f16", flash_attn=flash_attn
+    )
+    res["load_s"] = round(time.perf_counter() - t0, 2)
+    used1 = _used_mib()
+    if used0 is not None and used1 is not None:
+        res["device_used_gib"] = round((used1 - used0) / 1024, 3)
+    save()
+    prompt = _pick_prompt(model, PROMPT_TOKENS, 0)
+    b = _Bench(model, ctx, prompt, say)
+
+    # 1. prefill and plain decode (raw loop), reference output
+    ref: list[int] = []
+    try:
+        b.prefill()  # warm-up
+        pf = [b.prefill()[0] for _ in range(2)]
+        res["prefill_tok_s"] = round(len(prompt) / min(pf), 1)
+        for seed in range(1, 6):
+            _, ref = b.raw_loop(tokens)
+            if not any(model.is_eog(t) for t in ref):
+                break
+            prompt = _pick_prompt(model, PROMPT_TOKENS, seed)  # the greedy output ended: another prompt
+            b.prompt = prompt
+        res["greedy_distinct_tokens"] = len(set(ref))
+    except Exception as e:  # noqa: BLE001
+        res["errors"]["decode"] = repr(e)
+    say("plain decode", 1.0)
+
+    # 2. verify-cost curve
+    curve: dict[int, float] = {}
+    try:
+        curve = b.curve(len(prompt), curve_max, curve_reps)
+        res["verify_ms"] = {n: round(v * 1e3, 3) for n, v in curve.items()}
+        res["verify_ratio"] = {n: round(v / curve[1], 3) for n, v in curve.items()}
+    except Exception as e:  # noqa: BLE001
+        res["errors"]["curve"] = repr(e)
+    save()
+
+    # 3. engine overhead: decoder.run with speculation off vs the raw loop, interleaved
+    try:
+        raw_steps, eng_steps, same = [], [], True
+        for _ in range(repeats):
+            times, toks = b.raw_loop(tokens)
+            raw_steps.append(sum(times) / len(times))
+            r = b.engine_run(tokens, SpecConfig(drafters=()), {}, curve or {1: 0.01})
+            eng_steps.append(r["step_s"])
+            same = same and r["tokens"] == toks
+        raw = statistics.median(raw_steps)
+        eng = statistics.median(eng_steps)
+        res["plain"] = {
+            "raw_step_ms": round(raw * 1e3, 4),
+            "engine_step_ms": round(eng * 1e3, 4),
+            "raw_tok_s": round(1 / raw, 2),
+            "engine_tok_s": round(1 / eng, 2),
+            "overhead_pct": round((eng / raw - 1) * 100, 2),
+            "raw_step_ms_all": [round(x * 1e3, 4) for x in raw_steps],
+            "engine_step_ms_all": [round(x * 1e3, 4) for x in eng_steps],
+            "same_tokens": same,
+            "ceiling_frac": round(1 / raw / ceiling, 4) if ceiling else None,
+        }
+    except Exception as e:  # noqa: BLE001
+        res["errors"]["overhead"] = repr(e)
+    save()
+    say("engine overhead", 1.0)
+
+    # 4. speculative decoding at controlled acceptance
+    if curve and ref:
+        spec_rows = []
+        ref_full = prompt + ref
+        for name, k, rates in SPEC_CASES:
+            try:
+                dr = ReplayDrafter(ref_full, rates, vocab_size=model.n_vocab, seed=7)
+                slots = {"replay": DrafterSlot(dr, lookup=True)}
+                spec = SpecConfig(drafters=("replay",), adaptive=False, fixed_window=k, max_window=k)
+                runs = [b.engine_run(tokens, spec, slots, curve) for _ in range(2)]
+                r = max(runs, key=lambda x: x["tok_s"])
+                pred = r["tau"] / curve[min(k + 1, max(curve))] if k + 1 <= max(curve) else 0.0
+                spec_rows.append(
+                    {
+                        "case": name,
+                        "window": k,
+                        "rates": list(rates),
+                        "tau_expected": round(expected_tau(rates, k), 3),
+                        "tau": round(r["tau"], 3),
+                        "tok_s": round(r["tok_s"], 2),
+                        "predicted_tok_s": round(pred, 2),
+                        "error_pct": round((r["tok_s"] / pred - 1) * 100, 2) if pred else None,
+                        "speedup_vs_raw": round(
+                            r["tok_s"] * res.get("plain", {}).get("raw_step_ms", 0) / 1e3, 3
+                        ),
+                        "passes": r["passes"],
+                        "finish": r["finish"],
+                    }
+                )
+            except Exception as e:  # noqa: BLE001
+                res["errors"][f"spec-{name}"] = repr(e)
+            say("speculative loop", len(spec_rows) / len(SPEC_CASES))
+        res["spec"] = spec_rows
+        save()
+
+    # 5. GPU settings: quantized target KV, f16 drafter-style context, partial offload
+    if extras:
+        settings: dict[str, Any] = {}
+        for kv in ("q8_0", "q4_0"):
+            try:
+                c2 = backend.Context(
+                    model, n_ctx=n_ctx, n_batch=512, threads=threads, kv_type=kv, flash_attn=True
+                )
+                b2 = _Bench(model, c2, prompt, say)
+                times, toks = b2.raw_loop(min(tokens, 64))
+                settings[f"kv_{kv}"] = {
+                    "tok_s": round(len(times) / sum(times), 2),
+                    "agree_with_f16": sum(x == y for x, y in zip(toks, ref, strict=False)) / len(toks),
+                }
+                c2.close()
+            except Exception as e:  # noqa: BLE001
+                settings[f"kv_{kv}"] = {"error": repr(e)}
+        try:
+            c3 = backend.Context(
+                model, n_ctx=n_ctx, n_batch=512, threads=threads, kv_type="f16", flash_attn=flash_attn
+            )
+            times, _ = _Bench(model, c3, prompt, say).raw_loop(32)
+            settings["drafter_ctx_f16"] = {"tok_s": round(len(times) / sum(times), 2)}
+            c3.close()
+        except Exception as e:  # noqa: BLE001
+            settings["drafter_ctx_f16"] = {"error": repr(e)}
+        res["settings"] = settings
+        save()
+    ctx.close()
+    model.close()
+    if extras and gpu and sh.layers > 2:
+        try:
+            half = sh.layers // 2
+            t0 = time.perf_counter()
+            m2 = backend.Model(str(path), gpu_layers=half)
+            c4 = backend.Context(
+                m2, n_ctx=n_ctx, n_batch=512, threads=threads, kv_type="f16", flash_attn=flash_attn
+            )
+            load = time.perf_counter() - t0
+            times, _ = _Bench(m2, c4, prompt, say).raw_loop(12)
+            res.setdefault("settings", {})["offload_half"] = {
+                "gpu_layers": half,
+                "tok_s": round(len(times) / sum(times), 2),
+                "load_s": round(load, 2),
+            }
+            c4.close()
+            m2.close()
+        except Exception as e:  # noqa: BLE001
+            res.setdefault("settings", {})["offload_half"] = {"error": repr(e)}
+    save()
+    say("done", 1.0)
+    return res
+
+
+def format_table(res: dict[str, Any]) -> str:
+    lines = []
+    dev = res.get("device", {})
+    m = res.get("model", {})
+    lines.append(
+        f"synthetic {res.get('shape')} on {dev.get('name')} ({dev.get('kind')}): {m.get('file_gib')} GiB file, "
+        f"{m.get('bytes_per_token', 0) / 1e9:.2f} GB read per token"
+    )
+    bw = dev.get("bandwidth_gbs")
+    p = res.get("plain")
+    if p:
+        lines.append(
+            f"plain decode      raw loop {p['raw_tok_s']:8.2f} tok/s   engine {p['engine_tok_s']:8.2f} tok/s   "
+            f"overhead {p['overhead_pct']:+.2f}%   same tokens: {p['same_tokens']}"
+        )
+        if p.get("ceiling_frac"):
+            lines.append(
+                f"bandwidth ceiling {res['ceiling_tok_s']:8.2f} tok/s ({bw:.0f} GB/s, {dev.get('bandwidth_source')}): "
+                f"plain decode at {p['ceiling_frac'] * 100:.1f}%"
+            )
+    if "prefill_tok_s" in res:
+        lines.append(f"prefill           {res['prefill_tok_s']:8.1f} tok/s (512-token prompt)")
+    vr = res.get("verify_ratio")
+    if vr:
+        lines.append("verify cost (rows: ms, x one row)")
+        keys = sorted(int(k) for k in vr)
+        row = []
+        for n in keys:
+            if n in (1, 2, 3, 4, 5, 6, 8, 9, 12, 16, 17, 24, 32, 33) or n == keys[-1]:
+                row.append(f"{n}: {res['verify_ms'][n]:.2f} ({vr[n]:.2f}x)")
+        for i in range(0, len(row), 5):
+            lines.append("  " + "   ".join(row[i : i + 5]))
+    sp = res.get("spec")
+    if sp:
+        lines.append(
+            f"{'case':10} {'K':>3} {'tau':>6} {'tok/s':>9} {'predicted':>9} {'error':>7} {'speedup':>7}"
+        )
+        for r in sp:
+            err = f"{r['error_pct']:+.1f}%" if r["error_pct"] is not None else "-"
+            lines.append(
+                f"{r['case']:10} {r['window']:3d} {r['tau']:6.2f} {r['tok_s']:9.2f} {r['predicted_tok_s']:9.2f} "
+                f"{err:>7} {r['speedup_vs_raw']:6.2f}x"
+            )
+    st = res.get("settings")
+    if st:
+        lines.append("settings: " + "; ".join(f"{k} {v.get('tok_s', v.get('error'))}" for k, v in st.items()))
+    fit = res.get("fit")
+    if fit:
+        lines.append(
+            f"fit check: needs {fit['need_device_gib'] or fit['need_host_gib']} GiB "
+            f"({'device' if fit['gpu'] else 'host'}); device really used {res.get('device_used_gib', '?')} GiB"
+        )
+    if res.get("errors"):
+        lines.append(f"errors: {res['errors']}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m engine.gpu.synthetic_bench", description=__doc__.splitlines()[0]
+    )
+    ap.add_argument("shape", help="tiny | dense-1.5b | dense-7b | dense-27b | dense-30b | dense-32b")
+    ap.add_argument("--out", default="synthetic-bench", help="folder for the model file, log and JSON")
+    ap.add_argument("--model", help="an existing GGUF instead of writing the shape's")
+    ap.add_argument("--json", help="where to write the results JSON")
+    ap.add_argument("--ctx", type=int, default=4096)
+    ap.add_argument("--gpu-layers", type=int, default=-1)
+    ap.add_argument("--flash-attn", choices=["on", "off", "auto"], default="on")
+    ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--tokens", type=int, default=256, help="tokens per generation")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--curve-max", type=int, default=CURVE_MAX)
+    ap.add_argument("--no-extras", action="store_true", help="skip the KV-type / offload checks")
+    a = ap.parse_args(argv)
+
+    def prog(label: str, frac: float) -> None:
+        print(f"  {label} {frac * 100:5.1f}%", file=sys.stderr, flush=True)
+
+    res = run_synthetic(
+        a.shape,
+        a.out,
+        progress=prog,
+        model_path=a.model,
+        n_ctx=a.ctx,
+        gpu_layers=a.gpu_layers,
+        flash_attn={"on": True, "off": False, "auto": None}[a.flash_attn],
+        threads=a.threads,
+        tokens=a.tokens,
+        repeats=a.repeats,
+        curve_max=a.curve_max,
+        extras=not a.no_extras,
+        json_path=a.json,
+    )
+    print(format_table(res))
+    return 0 if not res.get("errors") else 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+from engine.policy import Acceptance, CostCurve, choose_window, confidence_bucket, expected_tokens
+
+CPU = CostCurve({1: 1.0, 2: 1.5, 4: 2.0, 8: 4.5, 16: 6.5})  # rows verified -> cost, as measured on this CPU
+GPU = CostCurve({1: 1.0, 8: 2.4, 16: 2.1, 32: 2.7})  # the H200 measurement
+
+
+def test_expected_tokens() -> None:
+    assert expected_tokens([0.5, 0.5], 0) == 1.0
+    assert expected_tokens([0.5, 0.5], 2) == 1.75
+    assert expected_tokens([1.0] * 4, 4) == 5.0
+
+
+def test_cost_curve_interpolates_and_learns() -> None:
+    c = CostCurve({1: 1.0, 5: 2.0})
+    assert c.cost(3) == 1.5
+    assert c.cost(9) == 3.0  # extrapolated
+    for _ in range(200):
+        c.observe(5, 4.0)
+    assert 3.9 < c.cost(5) <= 4.0
+
+
+def test_low_acceptance_means_plain_decoding() -> None:
+    assert choose_window(CPU, [0.3] * 16, 16).k == 0
+    # an expensive drafter does not pay even with decent acceptance on this CPU
+    assert choose_window(CPU, [0.7] * 16, 16, draft_cost=0.4).k == 0
+
+
+def test_high_acceptance_means_long_windows_where_verification_is_cheap() -> None:
+    cpu = choose_window(CPU, [0.98] * 16, 16)
+    gpu = choose_window(GPU, [0.98] * 16, 16)
+    assert cpu.k >= 4 and cpu.gain > 1.5
+    assert gpu.k == 16 and gpu.gain > cpu.gain
+
+
+def test_acceptance_learns_by_position_and_bucket() -> None:
+    a = Acceptance(prior=0.5)
+    for _ in range(50):
+        a.update("ngram:greedy", 3, 4, 4)
+        a.update("ngram:greedy", 1, 4, 0)
+    hi = a.rates("ngram:greedy", 3, 4)
+    lo = a.rates("ngram:greedy", 1, 4)
+    assert min(hi) > 0.9 and max(lo) < 0.1
+    assert a.rates("draft:greedy", 0, 2) == [0.5, 0.5]
+    assert len(a.by_position("ngram:greedy")) == 4
+
+
+def test_confidence_buckets() -> None:
+    assert [confidence_bucket(c) for c in (0, 1, 2, 3, 4, 8, 100)] == [0, 0, 1, 1, 2, 3, 5]

@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.sampling import Sampler
+from engine.types import SamplingParams
+
+
+def reference(logits: np.ndarray, p: SamplingParams, history: list[int]) -> dict[int, float]:
+    x = logits.astype(np.float64).copy()
+    if p.repeat_penalty != 1.0:
+        for t in set(history[-p.repeat_last_n :]):
+            x[t] = x[t] / p.repeat_penalty if x[t] > 0 else x[t] * p.repeat_penalty
+    x /= p.temperature
+    order = np.argsort(-x, kind="stable")
+    if p.top_k:
+        order = order[: p.top_k]
+    w = np.exp(x[order] - x[order].max())
+    probs = w / w.sum()
+    if p.top_p < 1.0:
+        cut = int(np.searchsorted(np.cumsum(probs), p.top_p)) + 1
+        order, probs = order[:cut], probs[:cut]
+    if p.min_p > 0:
+        keep = probs >= p.min_p * probs.max()
+        order, probs = order[keep], probs[keep]
+    probs = probs / probs.sum()
+    return dict(zip(order.tolist(), probs.tolist(), strict=True))
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        SamplingParams(temperature=0.6, top_p=0.95),
+        SamplingParams(temperature=1.0),
+        SamplingParams(temperature=0.7, top_k=40, top_p=0.9),
+        SamplingParams(temperature=0.6, min_p=0.05),
+        SamplingParams(temperature=0.8, repeat_penalty=1.3, top_p=0.99),
+        SamplingParams(temperature=1.5, top_p=0.5),
+    ],
+)
+@pytest.mark.parametrize("peaky", [True, False])
+def test_distribution_matches_reference(params: SamplingParams, peaky: bool) -> None:
+    rng = np.random.default_rng(7)
+    logits = (rng.standard_normal(5000) * 2).astype(np.float32)
+    if peaky:
+        logits[:6] += 12
+    history = [1, 2, 3, 4, 5, 100, 200]
+    ids, probs = Sampler(params).distribution(logits, history)
+    ref = reference(logits, params, history)
+    got = dict(zip(ids.tolist(), probs.tolist(), strict=True))
+    assert set(got) == set(ref)
+    assert max(abs(got[t] - ref[t]) for t in ref) < 1e-5
+    assert abs(sum(got.values()) - 1) < 1e-9
+
+
+def test_greedy_is_argmax_after_penalty() -> None:
+    logits = np.array([1.0, 5.0, 4.9, 0.0], dtype=np.float32)
+    s = Sampler(SamplingParams(temperature=0.0, repeat_penalty=1.5))
+    assert s.sample(logits, []) == 1
+    assert s.sample(logits, [1]) == 2  # 5/1.5 < 4.9
+
+
+def test_sampling_is_seeded_and_follows_probabilities() -> None:
+    logits = np.log(np.array([0.5, 0.3, 0.2], dtype=np.float32))
+    a = [Sampler(SamplingParams(temperature=1.0, seed=3)).sample(logits, []) for _ in range(3)]
+    b = [Sampler(SamplingParams(temperature=1.0, seed=3)).sample(logits, []) for _ in range(3)]
+    assert a == b
+    s = Sampler(SamplingParams(temperature=1.0, seed=1))
+    counts = np.bincount([s.sample(logits, []) for _ in range(6000)], minlength=3) / 6000
+    assert np.allclose(counts, [0.5, 0.3, 0.2], atol=0.03)
+
+
+def test_dense_is_the_same_distribution() -> None:
+    rng = np.random.default_rng(1)
+    logits = rng.standard_normal(300).astype(np.float32) * 3
+    s = Sampler(SamplingParams(temperature=0.6, top_p=0.9))
+    ids, probs = s.distribution(logits, [])
+    dense = s.dense(logits, [])
+    assert np.allclose(dense[ids], probs)
+    assert abs(dense.sum() - 1) < 1e-9
