@@ -52,9 +52,13 @@ def test_real_model_chat_stream_tools_and_stats(real_server):
     text = "".join(ch.choices[0].delta.content or "" for ch in chunks if ch.choices)
     assert text.strip() and len([ch for ch in chunks if ch.choices and ch.choices[0].delta.content]) > 1
     assert chunks[-1].usage.completion_tokens > 0
+    # same conversation again: the engine's KV cache serves the prompt prefix (the server adds nothing)
+    final = next(ch for ch in chunks if ch.choices and ch.choices[0].finish_reason)
+    assert final.model_extra["tau_stats"]["reused_tokens"] > 0
+    assert chunks[-1].usage.prompt_tokens_details.cached_tokens == final.model_extra["tau_stats"]["reused_tokens"]
 
     r = c.chat.completions.create(
-        model=engine.info.name, tools=TOOLS, max_tokens=48, temperature=0,
+        model=engine.info.name, tools=TOOLS, max_tokens=40, temperature=0,
         messages=[{"role": "user", "content": "Use the read_file tool to read the file README.md."}])
     choice = r.choices[0]
     assert choice.finish_reason in ("tool_calls", "stop", "length")
