@@ -330,9 +330,10 @@ def estimate(
     gpu: bool,
     device: DeviceMemory | None,
     host_available: int,
-    read: Callable[[str], GGUFInfo] = read_gguf,
+    read: Callable[[str], GGUFInfo] | None = None,
 ) -> FitReport:
     """The fit report for ``cfg`` on the given memory (pure; ``check_fit`` probes the machine)."""
+    read = read or read_gguf
     info = read(cfg.model_path)
     kw = {"gpu": gpu, "gpu_layers": cfg.gpu_layers, "n_batch": cfg.n_batch, "flash_attn": cfg.flash_attn}
     tgt = model_needs(info, n_ctx=cfg.n_ctx, kv_type=cfg.kv_type, **kw)  # type: ignore[arg-type]
