@@ -48,10 +48,13 @@ def test_engine_loop_reaches_the_synthetic_tau_and_stays_lossless(tiny_synth, ta
         prompt = [int(t) for t in np.random.default_rng(0).integers(1000, 100000, 32)]
         n = 41
         rows = ctx.decode(prompt, 0, all_logits=False)
+        assert rows is not None
         tok = int(np.argmax(rows[-1]))
         ref = [tok]
         for i in range(n - 1):
-            tok = int(np.argmax(ctx.decode([tok], len(prompt) + i, all_logits=False)[-1]))
+            step = ctx.decode([tok], len(prompt) + i, all_logits=False)
+            assert step is not None
+            tok = int(np.argmax(step[-1]))
             ref.append(tok)
         ctx.clear()
         drafter = ReplayDrafter(prompt + ref, rates_for_tau(tau, window), vocab_size=m.n_vocab)
