@@ -30,6 +30,11 @@ def sparkline(values: Sequence[float], width: int = 0) -> str:
     return bars(vals, 0.0, hi if hi > 0 else 1.0)
 
 
+def rate(x: float) -> str:
+    """tok/s with one decimal, two below 1 (a slow start does not read as 0.0)."""
+    return f"{x:.2f}" if 0 < x < 1 else f"{x:.1f}"
+
+
 def human_tokens(n: int) -> str:
     if n < 1000:
         return str(n)
@@ -69,8 +74,8 @@ def status_fields(
     """The status bar's fields, in display order."""
     out: list[StatusField] = []
     if stats is not None:
-        out.append(StatusField("decode", "decode", f"{stats.decode_tok_s:.1f} tok/s"))
-        out.append(StatusField("wall", "wall", f"{stats.wall_tok_s:.1f} tok/s"))
+        out.append(StatusField("decode", "decode", f"{rate(stats.decode_tok_s)} tok/s"))
+        out.append(StatusField("wall", "wall", f"{rate(stats.wall_tok_s)} tok/s"))
         out.append(StatusField("tau", "τ", f"{stats.tau:.2f}"))
         if stats.accept_by_pos:
             out.append(StatusField("accept", "accept", bars(stats.accept_by_pos)))

@@ -304,7 +304,8 @@ class StatusBar(Static):
             style = f"bold {key}" if k in ("decode", "tau") else (good if k == "accept" else "")
             speed.append(Text.assemble((f.label + " ", muted), (f.value, style)))
         if not speed:
-            speed.append(Text("no generation yet", style=muted))
+            waiting = "reading the prompt…" if s.state == "generating" else "no generation yet"
+            speed.append(Text(waiting, style=muted))
         icons = {
             "idle": ("○ ready", good),
             "loading": ("◌ loading model", warn),

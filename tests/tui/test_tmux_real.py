@@ -84,7 +84,7 @@ def test_real_tau_in_tmux_shows_speed_and_tau(tmux_available: None, tmp_path: Pa
         tmux("send-keys", "-t", name, "Enter")
         wait_screen(name, r"● generating", 60, log)
         # a running snapshot with decoded tokens: tok/s and tau read off the status bar
-        speed = wait_screen(name, SPEED, TURN_TIMEOUT, log, accept=lambda m: float(m.group(1)) > 0)
+        speed = wait_screen(name, SPEED, TURN_TIMEOUT, log, accept=lambda m: float(m.group(1)) > 0 and float(m.group(2)) > 0)
         decode, wall, tau = (float(x) for x in speed.groups())
         print(f"\nstatus bar: decode {decode} tok/s, wall {wall} tok/s, tau {tau}")
         assert decode > 0 and wall > 0
@@ -96,7 +96,7 @@ def test_real_tau_in_tmux_shows_speed_and_tau(tmux_available: None, tmp_path: Pa
             tmux("send-keys", "-t", name, "C-c")
             wait_screen(name, r"○ ready", 60, log)
         final = re.search(SPEED, screen(name))
-        assert final is not None and float(final.group(1)) > 0, screen(name)
+        assert final is not None and float(final.group(1)) > 0 and float(final.group(3)) >= 1.0, screen(name)
         tmux("send-keys", "-t", name, "C-c")
         tmux("send-keys", "-t", name, "C-c")
     finally:

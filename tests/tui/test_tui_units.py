@@ -88,6 +88,8 @@ def test_status_fields() -> None:
         "ceiling 25%  ctx 1.5k/16.4k  model m1 + m0"
     )
     assert status_line(status_fields(None, model="m")) == "model m"
+    slow = status_line(status_fields(GenStats(completion_tokens=1, decode_s=12.0, wall_s=40.0, verify_passes=1)))
+    assert slow.startswith("decode 0.08 tok/s  wall 0.03 tok/s  τ 1.00")
 
 
 def test_session_stats_per_turn() -> None:
