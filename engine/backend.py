@@ -290,7 +290,7 @@ def peer_prompt_lookup(engine, prompt: str, max_tokens: int, temperature: float,
     ):
         if first is None:
             first = time.perf_counter()
-        pieces.append(chunk["choices"][0]["text"])
+        pieces.append(chunk["choices"][0]["text"])  # type: ignore[index]
     end = time.perf_counter()
     n = len(llm.tokenize("".join(pieces).encode("utf-8"), add_bos=False, special=True))
     return n, end - (first or end), end - t0

@@ -108,17 +108,11 @@ def run_config(engine, wl: Workload, mode: str, cfg: BenchConfig) -> RunResult:
             engine.register_context("bench:" + key, text)
     engine.call(lambda: engine.target.rollback(0))
     dones: list[DoneEvent] = []
-    for turn in wl.turns:
-        prompt = engine.chat_prompt(list(turn))
-        req = GenerateRequest(prompt, max_tokens=wl.max_tokens, sampling=params)
-        done: DoneEvent | None = None
-        for ev in engine.stream(req, spec=cfg.spec):
-            if isinstance(ev, DoneEvent):
-                done = ev
-        assert done is not None
-        if done.error:
-            raise RuntimeError(f"{wl.name}/{cfg.name}: {done.error}")
-        dones.append(done)
+    try:
+        dones = _turns(engine, wl, cfg, params)
+    finally:
+        for key in wl.repo:
+            engine.ngram.remove_source("bench:" + key)
     tokens, decode_s, wall_s, passes, drafted, accepted, acc, near, ids = _merge(dones)
     return RunResult(
         wl.name, mode, cfg.name, tokens,
@@ -128,6 +122,21 @@ def run_config(engine, wl: Workload, mode: str, cfg: BenchConfig) -> RunResult:
         accept_by_pos=[round(a, 3) for a in acc[:16]],
         drafted=drafted, accepted=accepted, near_ties=near, token_ids=ids,
     )
+
+
+def _turns(engine, wl: Workload, cfg: BenchConfig, params: SamplingParams) -> list[DoneEvent]:
+    dones: list[DoneEvent] = []
+    for turn in wl.turns:
+        prompt = engine.chat_prompt(list(turn))
+        req = GenerateRequest(prompt, max_tokens=wl.max_tokens, sampling=params)
+        done: DoneEvent | None = None
+        for ev in engine.stream(req, spec=cfg.spec):
+            if isinstance(ev, DoneEvent):
+                done = ev
+        if done is None or done.error:
+            raise RuntimeError(f"{wl.name}/{cfg.name}: {done.error if done else 'no result'}")
+        dones.append(done)
+    return dones
 
 
 def run_peer(engine, wl: Workload, mode: str) -> RunResult:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
@@ -31,14 +32,12 @@ STATS_INTERVAL_S = 0.25
 PROBE_EVERY = 64  # passes between exploratory windows of a drafter the policy has shelved
 
 
-class TokenModel:
+class TokenModel(Protocol):
     """What the loop needs from a model: token bytes and end-of-generation ids."""
 
-    def piece(self, token: int) -> bytes:  # pragma: no cover - protocol
-        raise NotImplementedError
+    def piece(self, token: int) -> bytes: ...
 
-    def is_eog(self, token: int) -> bool:  # pragma: no cover - protocol
-        raise NotImplementedError
+    def is_eog(self, token: int) -> bool: ...
 
 
 class Target:

@@ -55,12 +55,14 @@ def verify_curve(ctx, vocab_size: int, points: tuple[int, ...] = CURVE_POINTS, r
     ``ctx`` is an engine.backend.Context; its KV cache is cleared before and after.
     """
     rng = np.random.default_rng(0)
-    warm = [int(t) for t in rng.integers(100, min(vocab_size, 30000), WARM_TOKENS)]
+    hi = min(vocab_size, 30000)
+    lo = min(100, hi // 2)
+    warm = [int(t) for t in rng.integers(lo, hi, WARM_TOKENS)]
     ctx.truncate(0)
     ctx.decode(warm, 0, all_logits=False)
     out: dict[int, float] = {}
     for n in points:
-        toks = [int(t) for t in rng.integers(100, min(vocab_size, 30000), n)]
+        toks = [int(t) for t in rng.integers(lo, hi, n)]
         best = float("inf")
         for _ in range(repeats):
             t0 = time.perf_counter()
@@ -75,10 +77,10 @@ def verify_curve(ctx, vocab_size: int, points: tuple[int, ...] = CURVE_POINTS, r
 def token_cost(ctx, vocab_size: int, n: int = 6) -> float:
     """Seconds for one single-token decode step (e.g. of the draft model)."""
     ctx.truncate(0)
-    ctx.decode(list(range(100, 116)), 0, all_logits=False)
+    ctx.decode([(100 + i) % vocab_size for i in range(16)], 0, all_logits=False)
     t0 = time.perf_counter()
     for i in range(n):
-        ctx.decode([200 + i], 16 + i, all_logits=False)
+        ctx.decode([(200 + i) % vocab_size], 16 + i, all_logits=False)
     dt = (time.perf_counter() - t0) / n
     ctx.truncate(0)
     return dt

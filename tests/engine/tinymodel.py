@@ -20,10 +20,12 @@ def write_tiny_model(
     seed: int = 0,
     scale: float = 0.35,
     tied: bool = False,
+    byte_fallback: bool = False,
 ) -> Path:
     """A small model whose next-token distributions are far from degenerate.
 
-    Token 0 is <unk>, 1 <s>, 2 </s>; the rest are single letters. The end-of-sequence
+    Token 0 is <unk>, 1 <s>, 2 </s>; then (with byte_fallback, so that any text can be
+    tokenized) the 256 byte tokens; the rest are single letters. The end-of-sequence
     token's output row is zero (logit 0), so sequences end early only now and then.
     """
     rng = np.random.default_rng(seed)
@@ -38,11 +40,17 @@ def write_tiny_model(
     w.add_rope_freq_base(10000.0)
     w.add_layer_norm_rms_eps(1e-6)
     w.add_file_type(0)
-    tokens = ["<unk>", "<s>", "</s>"] + [chr(ord("a") + i) if i < 26 else f"t{i}" for i in range(vocab - 3)]
+    special = ["<unk>", "<s>", "</s>"]
+    byte_toks = [f"<0x{b:02X}>" for b in range(256)] if byte_fallback else []
+    n_plain = vocab - len(special) - len(byte_toks)
+    if n_plain < 1:
+        raise ValueError("vocab too small")
+    plain = [chr(ord("a") + i) if i < 26 else f"t{i}" for i in range(n_plain)]
+    tokens = special + byte_toks + plain
     w.add_tokenizer_model("llama")
     w.add_token_list([t.encode() for t in tokens])
-    w.add_token_scores([0.0] * 3 + [-float(i) for i in range(vocab - 3)])
-    w.add_token_types([2, 3, 3] + [1] * (vocab - 3))
+    w.add_token_scores([0.0] * (3 + len(byte_toks)) + [-float(i) for i in range(n_plain)])
+    w.add_token_types([2, 3, 3] + [6] * len(byte_toks) + [1] * n_plain)
     w.add_bos_token_id(1)
     w.add_eos_token_id(2)
     w.add_add_bos_token(False)

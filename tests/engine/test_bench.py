@@ -1,0 +1,55 @@
+"""The bench harness end to end on a tiny model (structure and bookkeeping, not speed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine import bench
+from engine.benchdata import workloads
+from engine.benchdata.workloads import Workload
+
+
+@pytest.fixture
+def tiny_engine(tmp_path: Path):
+    from engine.config import EngineConfig
+    from engine.local import LocalEngine
+    from tests.engine.tinymodel import write_tiny_model
+
+    model = str(write_tiny_model(tmp_path / "tiny-bytes.gguf", vocab=300, byte_fallback=True))
+    eng = LocalEngine.load(
+        EngineConfig(model_path=model, draft_model_path=model, n_ctx=512, threads=1,
+                     cache_dir=str(tmp_path), log_path=str(tmp_path / "llama.log"))
+    )
+    yield eng
+    eng.close()
+
+
+def test_bench_runs_every_configuration_side_by_side(tiny_engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    turn = ({"role": "user", "content": "a b c d e f a b c d e f a b c"},)
+    wl = Workload("tiny", "agent", (turn, turn + ({"role": "assistant", "content": "a b"}, {"role": "user", "content": "c d"})),
+                  max_tokens=12, repo={"x.txt": "a b c d e f"})
+    monkeypatch.setitem(workloads.SUITES, "tiny", (wl,))
+    results = bench.run_bench(tiny_engine, "tiny", ("greedy", "sampled"))
+    names = [c.name for c in bench.CONFIGS]
+    assert [r.config for r in results] == names * 2
+    plain = results[0]
+    assert plain.config == "plain" and plain.speedup == pytest.approx(1.0)
+    for r in results:
+        assert r.tokens > 0 and r.decode_tok_s > 0
+        if r.config not in ("plain", "peer-lookup"):
+            assert r.tau >= 1.0
+    greedy = [r for r in results if r.mode == "greedy" and r.same_as_plain is not None]
+    assert greedy and all(r.first_divergence is None or r.first_divergence >= 0 for r in greedy)
+    table = bench.format_table(results)
+    assert "peer-lookup" in table and "speedup" in table
+    s = bench.summary(results)
+    assert s["greedy_runs_compared"] == len(greedy)
+    # the bench leaves the overlay as it found it
+    assert tiny_engine.ngram.n_sources == 0
+
+
+def test_unknown_suite() -> None:
+    with pytest.raises(ValueError, match="unknown suite"):
+        bench.run_bench(None, "nope")
