@@ -387,4 +387,12 @@ def _clip(text: str, limit: int = 40) -> str:
 
 
 def run(cfg: Config, *, root: Path, resume: str | None = None) -> int:
-    return PlainUI(cfg, root, resume=resume).loop()
+    ui = PlainUI(cfg, root, resume=resume)
+    try:
+        return ui.loop()
+    finally:
+        if ui.engine is not None:
+            try:
+                ui.engine.close()
+            except Exception:
+                pass

@@ -31,5 +31,17 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
     from app.tui import create_app
 
     app = create_app(cfg, root=root, resume=resume)
-    code = app.run()
+    try:
+        code = app.run()
+    finally:
+        close_quietly(app.engine)
     return int(code or 0)
+
+
+def close_quietly(engine: object) -> None:
+    close = getattr(engine, "close", None)
+    if close is not None:
+        try:
+            close()
+        except Exception:
+            pass

@@ -107,3 +107,26 @@ def test_session_stats_per_turn() -> None:
     report = st.report()
     assert "turns 2" in report and "τ 2.38" in report and "ceiling" in report
     assert "▅█" in report  # decode tok/s per turn
+
+
+def test_interactive_entry_dispatches_plain_and_needs_a_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import argparse
+
+    import app.plain
+    from app.cli import interactive
+    from app.config import Config
+
+    repo = tmp_path / "r"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "sub").mkdir()
+    monkeypatch.chdir(repo / "sub")
+    assert interactive.workspace_root() == repo.resolve()
+    seen: dict = {}
+    monkeypatch.setattr(app.plain, "run", lambda cfg, root, resume: seen.update(root=root, resume=resume) or 0)
+    assert interactive.run(argparse.Namespace(plain=True, resume="abc"), Config()) == 0
+    assert seen == {"root": repo.resolve(), "resume": "abc"}
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    assert interactive.run(argparse.Namespace(plain=False, resume=None), Config()) == 2
+    assert "needs a terminal" in capsys.readouterr().err
