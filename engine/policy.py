@@ -77,8 +77,12 @@ class Acceptance:
     the workload.
     """
 
-    def __init__(self, prior: float = 0.5, prior_weight: float = 2.0, decay: float = 0.995) -> None:
-        self.prior = prior
+    # Before any evidence: longer context matches are likelier to continue (n-gram buckets
+    # 1..5); bucket 0 is a drafter without such evidence (draft model, MTP).
+    BUCKET_PRIORS = {0: 0.6, 1: 0.45, 2: 0.6, 3: 0.75, 4: 0.85, 5: 0.9}
+
+    def __init__(self, prior: float | None = None, prior_weight: float = 2.0, decay: float = 0.995) -> None:
+        self.prior = prior  # None: BUCKET_PRIORS
         self.prior_weight = prior_weight
         self.decay = decay
         self._c: dict[tuple[str, int], _Counts] = {}
@@ -86,7 +90,7 @@ class Acceptance:
     def rates(self, drafter: str, bucket: int, n: int) -> list[float]:
         c = self._c.get((drafter, bucket))
         out: list[float] = []
-        prev = self.prior
+        prev = self.prior if self.prior is not None else self.BUCKET_PRIORS.get(bucket, 0.5)
         for i in range(min(n, MAX_WINDOW)):
             if c is None:
                 r = prev

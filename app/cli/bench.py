@@ -6,9 +6,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from app.cli.main import UsageError, add_model_flags
 from app.config import Config
+
+if TYPE_CHECKING:
+    from engine.local import LocalEngine
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -47,7 +51,7 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
     if configs and any(c not in names for c in configs):
         raise UsageError(f"unknown configuration; known: {', '.join(sorted(names))}")
     try:
-        engine = load_local(cfg, progress=ProgressBar())
+        engine = cast("LocalEngine", load_local(cfg, progress=ProgressBar()))
     except EngineOpenError as e:
         print(f"tau: {e}", file=sys.stderr)
         return 1
