@@ -1,0 +1,67 @@
+"""End to end on the default local model (Qwen2.5-Coder-1.5B pack): slow, runs in CI."""
+
+import json
+
+import pytest
+
+from app.cli import edit as edit_cli
+from app.cli import run as run_cli
+from app.cli.main import main
+from app.config import Config
+
+pytestmark = [pytest.mark.real_model, pytest.mark.timeout(900)]
+
+
+class Shared:
+    """The module's engine, handed to each command; their close() leaves it open."""
+
+    def __init__(self, engine):
+        self._engine = engine
+
+    def __getattr__(self, name):
+        return getattr(self._engine, name)
+
+    def close(self):
+        pass
+
+
+@pytest.fixture(scope="module")
+def engine():
+    from app.engine_factory import open_engine
+
+    eng = open_engine(Config(temperature=0.0), local=True)
+    yield eng
+    eng.close()
+
+
+@pytest.fixture
+def use_engine(engine, monkeypatch):
+    monkeypatch.setattr(edit_cli, "engine_factory", lambda cfg, notify: Shared(engine))
+    monkeypatch.setattr(run_cli, "engine_factory", lambda cfg, notify: Shared(engine))
+    monkeypatch.setenv("TAU_TEMPERATURE", "0")
+    return engine
+
+
+def test_edit_renames_a_function(tmp_path, monkeypatch, use_engine, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "greet.py").write_text('def greet(name):\n    return "hello " + name\n\n\nprint(greet("bob"))\n')
+    code = main(["edit", "greet.py", "Rename the function greet to welcome, including where it is called.", "--yes", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0, out
+    assert out["applied"] and out["files"] == ["greet.py"]
+    text = (tmp_path / "greet.py").read_text()
+    assert "def welcome(name):" in text and "greet" not in text
+    assert out["stats"]["completion_tokens"] > 0 and out["stats"]["decode_tok_s"] > 0
+
+
+def test_run_reads_a_file_and_answers(repo, monkeypatch, use_engine, capsys):
+    monkeypatch.chdir(repo)
+    code = main(["run", "Use read_file to read calc.py, then tell me the name of the second function in it.",
+                 "--json", "--max-steps", "4"])
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert events[0]["type"] == "session_start" and events[-1]["type"] == "final"
+    reads = [e for e in events if e["type"] == "tool_result" and e["name"] == "read_file" and e["ok"]]
+    assert reads, [e["type"] for e in events]
+    assert code == 0 and events[-1]["status"] == "done"
+    assert "mul" in events[-1]["message"].lower()
+    assert any(e["type"] == "engine_stats" and e["final"] and e["stats"]["completion_tokens"] > 0 for e in events)
