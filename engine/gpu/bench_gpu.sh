@@ -42,7 +42,11 @@ timeout 90 python3 -m engine.gpu.synthetic_bench tiny --out "$SYN" --tokens 64 -
 for s in "${SHAPES[@]}"; do
   L=$(left); [ "$L" -gt 60 ] || { echo "no time left for $s"; break; }
   echo "== $s ($L s left)"
-  timeout "$L" python3 -m engine.gpu.synthetic_bench "$s" --out "$SYN" --json "$RESULTS/$s.json" 2>> "$RESULTS/progress.log"
+  DRAFT=()  # a bigger shape also runs LocalEngine with the 1.5B shape as its drafter, when that file is there
+  if [ "$s" != tiny ] && [ "$s" != dense-1.5b ] && [ -f "$SYN/synthetic-dense-1.5b.gguf" ]; then
+    DRAFT=(--draft "$SYN/synthetic-dense-1.5b.gguf")
+  fi
+  timeout "$L" python3 -m engine.gpu.synthetic_bench "$s" --out "$SYN" --json "$RESULTS/$s.json" "${DRAFT[@]}" 2>> "$RESULTS/progress.log"
   echo "rc=$?"
 done
 tail -c 400000 "$SYN/llama.log" > "$RESULTS/llama-log-tail.txt" 2>/dev/null

@@ -99,6 +99,10 @@ SPEC_CASES: tuple[tuple[str, int, tuple[float, ...]], ...] = (
     ("tau8-K15", 15, tuple(rates_for_tau(8, 15))),
     ("a0.8-K8", 8, (0.8,)),
 )
+ADAPTIVE_CASES: tuple[tuple[str, int, tuple[float, ...]], ...] = (
+    ("a0.8", 24, (0.8,)),
+    ("a0.9", 24, (0.9,)),
+)
 
 
 def bandwidth_for(name: str) -> float:
@@ -237,6 +241,7 @@ def run_synthetic(
     curve_max: int = CURVE_MAX,
     extras: bool = True,
     json_path: str | Path | None = None,
+    draft_path: str | None = None,
 ) -> dict[str, Any]:
     """Write (or reuse) the synthetic model of ``shape`` under ``out_dir`` and measure it.
 
@@ -387,6 +392,36 @@ def run_synthetic(
                 res["errors"][f"spec-{name}"] = repr(e)
             say("speculative loop", len(spec_rows) / len(SPEC_CASES))
         res["spec"] = spec_rows
+        # the adaptive policy at constant acceptance, against the best fixed window on the curve
+        adaptive_rows = []
+        for name, kmax, rates in ADAPTIVE_CASES:
+            try:
+                dr = ReplayDrafter(ref_full, rates, vocab_size=model.n_vocab, seed=11)
+                slots = {"replay": DrafterSlot(dr, lookup=True)}
+                spec = SpecConfig(drafters=("replay",), adaptive=True, max_window=kmax)
+                runs = [b.engine_run(tokens, spec, slots, curve) for _ in range(2)]
+                r = max(runs, key=lambda x: x["tok_s"])
+                best_k, best = 0, 1.0 / curve[1]
+                for k in range(1, min(kmax, max(curve) - 1) + 1):
+                    v = expected_tau(rates, k) / curve[k + 1]
+                    if v > best:
+                        best_k, best = k, v
+                adaptive_rows.append(
+                    {
+                        "case": name,
+                        "max_window": kmax,
+                        "rates": list(rates),
+                        "tau": round(r["tau"], 3),
+                        "mean_window": round(r["drafted"] / r["passes"], 2) if r["passes"] else 0.0,
+                        "tok_s": round(r["tok_s"], 2),
+                        "best_fixed_window": best_k,
+                        "best_fixed_tok_s": round(best, 2),
+                        "vs_best_pct": round((r["tok_s"] / best - 1) * 100, 2),
+                    }
+                )
+            except Exception as e:  # noqa: BLE001
+                res["errors"][f"adaptive-{name}"] = repr(e)
+        res["adaptive"] = adaptive_rows
         save()
 
     # 5. GPU settings: quantized target KV, f16 drafter-style context, partial offload
@@ -439,8 +474,74 @@ def run_synthetic(
         except Exception as e:  # noqa: BLE001
             res.setdefault("settings", {})["offload_half"] = {"error": repr(e)}
     save()
+    if draft_path:
+        try:
+            res["local_engine"] = local_engine_check(
+                str(path), draft_path, out, n_ctx=n_ctx, gpu_layers=gpu_layers, tokens=tokens
+            )
+        except Exception as e:  # noqa: BLE001
+            res["errors"]["local_engine"] = repr(e)
+        save()
     say("done", 1.0)
     return res
+
+
+def local_engine_check(
+    model_path: str, draft_path: str, out: Path, *, n_ctx: int, gpu_layers: int, tokens: int
+) -> dict[str, Any]:
+    """The real ``LocalEngine`` with a GPU user's settings: target KV q8_0 with flash attention,
+    a draft model (whose KV cache the engine keeps f16), all layers offloaded; the fit check's
+    estimate for exactly that against the device memory it really took."""
+    from engine.local import LocalEngine
+    from engine.types import DoneEvent
+
+    cfg = EngineConfig(
+        model_path=model_path,
+        draft_model_path=draft_path,
+        n_ctx=n_ctx,
+        gpu_layers=gpu_layers,
+        flash_attn=True,
+        kv_type="q8_0",
+        cache_dir=str(out / "cache"),
+        log_path=str(out / "llama.log"),
+    )
+    rep = check_fit(cfg, raise_error=False)
+    used0 = _used_mib()
+    t0 = time.perf_counter()
+    eng = LocalEngine.load(cfg)
+    info: dict[str, Any] = {
+        "load_s": round(time.perf_counter() - t0, 2),
+        "backend": eng.info.backend,
+        "fit_need_device_gib": round(rep.need_device / GiB, 3),
+        "fits": rep.fits,
+    }
+    used1 = _used_mib()
+    if used0 is not None and used1 is not None:
+        info["device_used_gib"] = round((used1 - used0) / 1024, 3)
+    try:
+        prompt = tuple(_pick_prompt(eng.model, PROMPT_TOKENS, 0))
+        for spec in ("off", "draft", "auto"):
+            req = GenerateRequest(
+                prompt=prompt, max_tokens=tokens, sampling=SamplingParams(temperature=0.0), spec=spec
+            )
+            done = None
+            for ev in eng.stream(req):
+                if isinstance(ev, DoneEvent):
+                    done = ev
+            assert done is not None
+            st = done.stats
+            info[f"spec_{spec}"] = {
+                "finish": done.finish_reason,
+                "error": done.error,
+                "tokens": st.completion_tokens,
+                "decode_tok_s": round(st.decode_tok_s, 2),
+                "tau": round(st.tau, 3),
+                "drafted": st.drafted,
+                "accepted": st.accepted,
+            }
+    finally:
+        eng.close()
+    return info
 
 
 def format_table(res: dict[str, Any]) -> str:
@@ -486,9 +587,30 @@ def format_table(res: dict[str, Any]) -> str:
                 f"{r['case']:10} {r['window']:3d} {r['tau']:6.2f} {r['tok_s']:9.2f} {r['predicted_tok_s']:9.2f} "
                 f"{err:>7} {r['speedup_vs_raw']:6.2f}x"
             )
+    ad = res.get("adaptive")
+    if ad:
+        lines.append(
+            "adaptive window (policy) at constant acceptance, against the best fixed window on the curve"
+        )
+        for r in ad:
+            lines.append(
+                f"  rate {r['rates'][0]:.2f}: {r['tok_s']:8.2f} tok/s (tau {r['tau']:.2f}, mean window {r['mean_window']:.1f}); "
+                f"best fixed K={r['best_fixed_window']}: {r['best_fixed_tok_s']:.2f} tok/s ({r['vs_best_pct']:+.1f}%)"
+            )
     st = res.get("settings")
     if st:
         lines.append("settings: " + "; ".join(f"{k} {v.get('tok_s', v.get('error'))}" for k, v in st.items()))
+    le = res.get("local_engine")
+    if le:
+        runs = "; ".join(
+            f"{k[5:]} {v['decode_tok_s']} tok/s tau {v['tau']}"
+            for k, v in le.items()
+            if k.startswith("spec_")
+        )
+        lines.append(
+            f"LocalEngine (KV q8_0, flash attention, f16 drafter, {le['backend']}): {runs}; "
+            f"fit estimate {le['fit_need_device_gib']} GiB, used {le.get('device_used_gib', '?')} GiB"
+        )
     fit = res.get("fit")
     if fit:
         lines.append(
@@ -516,6 +638,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--curve-max", type=int, default=CURVE_MAX)
     ap.add_argument("--no-extras", action="store_true", help="skip the KV-type / offload checks")
+    ap.add_argument(
+        "--draft", help="a draft GGUF (same vocabulary): also run LocalEngine with KV q8_0 + this drafter"
+    )
     a = ap.parse_args(argv)
 
     def prog(label: str, frac: float) -> None:
@@ -535,6 +660,7 @@ def main(argv: list[str] | None = None) -> int:
         curve_max=a.curve_max,
         extras=not a.no_extras,
         json_path=a.json,
+        draft_path=a.draft,
     )
     print(format_table(res))
     return 0 if not res.get("errors") else 1
