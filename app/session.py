@@ -137,7 +137,7 @@ def _replay(records: list[dict]) -> list[dict]:
 def _info(path: Path, records: list[dict], messages: list[dict]) -> SessionInfo:
     head = next((r for r in records if r.get("type") == "session"), {})
     title = next((str(m.get("content") or "") for m in messages if m.get("role") == "user"), "")
-    title = " ".join(title.split())
+    title = " ".join(title.split("\n\n", 1)[0].split())  # the typed text, not attached files
     st = path.stat()
     return SessionInfo(
         id=path.stem,

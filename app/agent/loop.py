@@ -17,8 +17,9 @@ from app.agent import toolbox
 from app.agent.budget import BudgetLimits, ContextBudget, cut_middle
 from app.agent.exits import AgentExit, Cancelled, EngineFailed, Finished, FormatGiveUp, StepLimit
 from app.agent.instructions import load_instructions
+from app.agent.mentions import attach_files
 from app.agent.prompts import FORMAT_FEEDBACK, system_prompt
-from app.agent.repomap import repo_map
+from app.agent.repomap import list_files, repo_map
 from app.agent.summary import summarize
 from app.agent.tokens import counter_for
 from app.agent.toolcalls import ParsedReply, ToolCall, parse_reply
@@ -106,7 +107,9 @@ class Agent:
             self._started = True
             self._emit(SessionStarted(self.session_id, str(self.root), self.engine.info.name, self.mode))
         self.undo_journal.begin_turn()
-        self._add({"role": "user", "content": text})
+        content, attached = attach_files(self.root, text, list_files(self.root))
+        self._add({"role": "user", "content": content})
+        register_files(self.engine, self.root, attached)
         self._failures = 0
         try:
             for _ in range(max(1, self.config.max_steps)):

@@ -1,6 +1,7 @@
 import subprocess
 
 from app.agent.instructions import load_instructions
+from app.agent.mentions import attach_files, mentioned_files
 from app.agent.repomap import python_symbols, regex_symbols, repo_map
 
 
@@ -51,3 +52,19 @@ def test_repo_map_without_git_skips_hidden_and_vendored(tmp_path):
     (tmp_path / ".hidden.py").write_text("def h(): ...\n")
     (tmp_path / "main.py").write_text("def main(): ...\n")
     assert repo_map(tmp_path) == "main.py: def main"
+
+
+def test_mentioned_files_by_path_or_unique_name():
+    files = ["src/app/calc.py", "src/app/util.py", "tests/util.py", "README.md"]
+    text = "Fix calc.py (see src/app/util.py and util.py, README.md, missing.py, /etc/passwd.txt)."
+    assert mentioned_files(text, files) == ["src/app/calc.py", "src/app/util.py", "README.md"]
+    assert mentioned_files("no files here. version 1.2", files) == []
+
+
+def test_attach_files_appends_contents_capped(tmp_path):
+    (tmp_path / "a.py").write_text("A = 1\n")
+    (tmp_path / "big.py").write_text("x" * 20_000)
+    text, attached = attach_files(tmp_path, "look at a.py and big.py", ["a.py", "big.py"])
+    assert attached == ["a.py"]
+    assert text.startswith("look at a.py and big.py\n\n") and "a.py\n```\nA = 1\n```" in text and "xxxx" not in text
+    assert attach_files(tmp_path, "nothing", ["a.py"]) == ("nothing", [])

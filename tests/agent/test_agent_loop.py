@@ -154,3 +154,12 @@ def test_clear_and_compact(repo):
     assert any("compacted" in e.message for e in rec.of(Notice))
     agent.clear()
     assert [m["role"] for m in agent.messages] == ["system"]
+
+
+def test_files_named_by_the_user_are_attached_and_drafted(repo):
+    engine = ScriptedEngine(["It subtracts."])
+    agent, _ = make_agent(engine, repo)
+    agent.run_turn("what does add in calc.py do?")
+    assert "def add(a, b):\n    return a - b" in agent.messages[1]["content"]
+    assert "return a - b" in engine.prompts[0]
+    assert engine.contexts["file:calc.py"] == (repo / "calc.py").read_text()
