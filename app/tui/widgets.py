@@ -22,16 +22,32 @@ from app.tui import commands
 from app.tui.statsfmt import StatusField, status_fields
 from engine.types import GenStats
 
-TOOL_CALL_RE = re.compile(r"<tool_call>.*?(</tool_call>|$)", re.S)
+TOOL_TAGS_RE = re.compile(r"<(tool_call|function_call|tools)>.*?(?:</\1>|$)", re.S)
+FENCE_RE = re.compile(r"```[A-Za-z_]*[ \t]*(?:\n|$)(.*?)(```|$)", re.S)
+PARTIAL_TAGS = ("<tool_call>", "<function_call>", "<tools>")
 MAX_OUTPUT_LINES = 60
 
 
+def _hide_fence(m: re.Match[str]) -> str:
+    body = m.group(1).strip()
+    closed = bool(m.group(2))
+    if closed:  # a finished fenced block: hidden only if it is a tool call
+        return "" if ('"name"' in body and '"arguments"' in body) else m.group(0)
+    return "" if (not body or body.startswith("{")) else m.group(0)  # may become a call: wait
+
+
 def visible_assistant_text(raw: str) -> str:
-    """Streamed assistant text without (possibly partial) tool-call markup."""
-    text = TOOL_CALL_RE.sub("", raw)
-    # a partial opening tag at the very end ("<tool_c") is not shown either
+    """Streamed assistant text without (possibly partial) tool-call markup.
+
+    Mirrors the forms the agent accepts: tagged calls, fenced JSON calls and a reply that is
+    one bare JSON object. The final AssistantMessage replaces the streamed text anyway.
+    """
+    text = TOOL_TAGS_RE.sub("", raw)
+    text = FENCE_RE.sub(_hide_fence, text)
+    if text.lstrip().startswith("{"):
+        return ""
     cut = text.rfind("<")
-    if cut >= 0 and "<tool_call>".startswith(text[cut:]) and text[cut:]:
+    if cut >= 0 and any(tag.startswith(text[cut:]) for tag in PARTIAL_TAGS):
         text = text[:cut]
     return text.strip()
 

@@ -130,3 +130,19 @@ def test_interactive_entry_dispatches_plain_and_needs_a_terminal(
     monkeypatch.setattr("sys.stdin.isatty", lambda: False)
     assert interactive.run(argparse.Namespace(plain=False, resume=None), Config()) == 2
     assert "needs a terminal" in capsys.readouterr().err
+
+
+def test_streamed_text_hides_tool_call_markup() -> None:
+    from app.tui.widgets import visible_assistant_text as vis
+
+    assert vis('Editing.\n<tool_call>\n{"name": "edit_file", "arguments": {}}\n</tool_call>') == "Editing."
+    assert vis('Editing.\n<tool_call>\n{"name": "edit_fi') == "Editing."
+    assert vis("Editing.\n<tool_c") == "Editing."
+    assert vis('Plan:\n```json\n{"name": "write_file", "arguments": {"path": "a.py"}}\n```\nok') == "Plan:\n\nok"
+    assert vis('Plan:\n```json\n{\n  "name": "write_fi') == "Plan:"
+    assert vis("Plan:\n```json\n") == "Plan:"
+    assert vis('{"name": "read_file", "argu') == ""
+    code = "Here:\n```python\ndef f():\n    return {}\n```"
+    assert vis(code) == code
+    assert vis('Config:\n```json\n{"port": 8080}\n```') == 'Config:\n```json\n{"port": 8080}\n```'
+    assert vis("Use a < b or x<tools") == "Use a < b or x"
