@@ -193,6 +193,7 @@ def run(
     mode = "greedy" if request.sampling.greedy else "sampled"
     stream = TextStream(request.stop)
     out: list[int] = []
+    emitted = 0
     finish = ""
     last_stats = t_start
 
@@ -210,6 +211,7 @@ def run(
             accept_by_pos=tuple(a / r for a, r in zip(st.acc_pos, st.reached, strict=False) if r),
             ceiling_tok_s=ceiling_tok_s,
             near_tie_divergences=st.near_ties,
+            emitted_tokens=emitted,
         )
 
     if len(prompt) >= target.n_ctx:
@@ -225,6 +227,7 @@ def run(
 
     while True:
         for t in new:
+            emitted += 1
             if model.is_eog(t):
                 finish = "stop"
                 break
@@ -243,6 +246,11 @@ def run(
                 break
         if finish:
             break
+        now = time.perf_counter()
+        if now - last_stats >= STATS_INTERVAL_S:  # a running snapshot, after this pass's tokens
+            last_stats = now
+            st.decode_s = now - t_decode
+            emit(StatsEvent(stats(now)))
         if cancel is not None and cancel.cancelled:
             finish = "cancelled"
             break
@@ -272,11 +280,6 @@ def run(
             st.record(draft.source, k, verdict.accepted)
             st.near_ties += int(verdict.near_tie)
             new = toks[: verdict.accepted] + [verdict.token]
-        now = time.perf_counter()
-        st.decode_s = now - t_decode
-        if now - last_stats >= STATS_INTERVAL_S:
-            last_stats = now
-            emit(StatsEvent(stats(now)))
 
     tail = stream.finish()
     if tail:

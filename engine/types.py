@@ -58,11 +58,13 @@ class GenStats:
     accept_by_pos: tuple[float, ...] = ()  # P(accept at draft position i | reached i)
     ceiling_tok_s: float = 0.0  # memory bandwidth / bytes of weights per token
     near_tie_divergences: int = 0
+    emitted_tokens: int = 0  # tokens the passes produced: completion plus a final end-of-generation token
 
     @property
     def tau(self) -> float:
         """Tokens emitted per verify pass (accepted drafts + 1)."""
-        return self.completion_tokens / self.verify_passes if self.verify_passes else 0.0
+        n = max(self.emitted_tokens, self.completion_tokens)
+        return n / self.verify_passes if self.verify_passes else 0.0
 
     @property
     def prefill_tok_s(self) -> float:
@@ -100,6 +102,7 @@ class GenStats:
             "ceiling_tok_s": round(self.ceiling_tok_s, 2),
             "ceiling_frac": round(self.ceiling_frac, 4),
             "near_tie_divergences": self.near_tie_divergences,
+            "emitted_tokens": self.emitted_tokens,
         }
 
 

@@ -75,7 +75,7 @@ def apply_change(
     record_write(ctx, path)
     atomic_write(path, data)
     added, removed = diff_stats(diff)
-    lines = [f"{verb}d {rel} (+{added} -{removed})"]
+    lines = [f"{'created' if old is None else 'edited'} {rel} (+{added} -{removed})"]
     if note:
         lines.append(note)
     if show_diff and not is_secret_path(rel):

@@ -40,7 +40,7 @@ from engine.drafters.replay import ReplayDrafter, expected_tau, rates_for_tau
 from engine.fit import GiB, check_fit, gpu_devices, nvidia_devices
 from engine.gguf_info import read_gguf
 from engine.gpu.synthetic import get_shape, write_synthetic
-from engine.policy import CostCurve
+from engine.policy import MAX_WINDOW, Acceptance, CostCurve, _Counts
 from engine.spec import SpecConfig
 from engine.types import GenerateRequest, SamplingParams
 
@@ -145,6 +145,22 @@ def _used_mib() -> int | None:
     return None if d is None else int((d.total - d.free) / (1 << 20))
 
 
+class ConditionalAcceptance(Acceptance):
+    """The policy's acceptance estimate with positions counted as reached only up to the first
+    rejection, so ``rates`` are P(accept i | accepted < i) as the policy multiplies them
+    (the proposed fix for ``engine.policy.Acceptance.update``; compared side by side here)."""
+
+    def update(self, drafter: str, bucket: int, drafted: int, accepted: int) -> None:
+        c = self._c.setdefault((drafter, bucket), _Counts())
+        for i in range(MAX_WINDOW):
+            c.reached[i] *= self.decay
+            c.accepted[i] *= self.decay
+        for i in range(min(drafted, accepted + 1, MAX_WINDOW)):
+            c.reached[i] += 1
+            if i < accepted:
+                c.accepted[i] += 1
+
+
 class _Bench:
     def __init__(self, model: backend.Model, ctx: backend.Context, prompt: list[int], say: Progress) -> None:
         self.model = model
@@ -177,11 +193,16 @@ class _Bench:
         return times, out
 
     def engine_run(
-        self, n: int, spec: SpecConfig, slots: dict[str, DrafterSlot], curve: dict[int, float]
+        self,
+        n: int,
+        spec: SpecConfig,
+        slots: dict[str, DrafterSlot],
+        curve: dict[int, float],
+        acceptance: Acceptance | None = None,
     ) -> dict[str, Any]:
         self.ctx.clear()
         target = Target(self.ctx)
-        sp = Speculator(CostCurve(dict(curve)), slots)
+        sp = Speculator(CostCurve(dict(curve)), slots, acceptance)
         req = GenerateRequest(
             prompt=tuple(self.prompt), max_tokens=n, sampling=SamplingParams(temperature=0.0)
         )
@@ -394,12 +415,23 @@ def run_synthetic(
         res["spec"] = spec_rows
         # the adaptive policy at constant acceptance, against the best fixed window on the curve
         adaptive_rows = []
-        for name, kmax, rates in ADAPTIVE_CASES:
+        for (name, kmax, rates), estimator in [
+            (c, e) for c in ADAPTIVE_CASES for e in ("shipped", "conditional")
+        ]:
             try:
                 dr = ReplayDrafter(ref_full, rates, vocab_size=model.n_vocab, seed=11)
                 slots = {"replay": DrafterSlot(dr, lookup=True)}
                 spec = SpecConfig(drafters=("replay",), adaptive=True, max_window=kmax)
-                runs = [b.engine_run(tokens, spec, slots, curve) for _ in range(2)]
+                runs = [
+                    b.engine_run(
+                        tokens,
+                        spec,
+                        slots,
+                        curve,
+                        ConditionalAcceptance() if estimator == "conditional" else None,
+                    )
+                    for _ in range(2)
+                ]
                 r = max(runs, key=lambda x: x["tok_s"])
                 best_k, best = 0, 1.0 / curve[1]
                 for k in range(1, min(kmax, max(curve) - 1) + 1):
@@ -409,6 +441,7 @@ def run_synthetic(
                 adaptive_rows.append(
                     {
                         "case": name,
+                        "estimator": estimator,
                         "max_window": kmax,
                         "rates": list(rates),
                         "tau": round(r["tau"], 3),
@@ -420,7 +453,7 @@ def run_synthetic(
                     }
                 )
             except Exception as e:  # noqa: BLE001
-                res["errors"][f"adaptive-{name}"] = repr(e)
+                res["errors"][f"adaptive-{name}-{estimator}"] = repr(e)
         res["adaptive"] = adaptive_rows
         save()
 
@@ -594,7 +627,7 @@ def format_table(res: dict[str, Any]) -> str:
         )
         for r in ad:
             lines.append(
-                f"  rate {r['rates'][0]:.2f}: {r['tok_s']:8.2f} tok/s (tau {r['tau']:.2f}, mean window {r['mean_window']:.1f}); "
+                f"  rate {r['rates'][0]:.2f} {r.get('estimator', ''):<11}: {r['tok_s']:8.2f} tok/s (tau {r['tau']:.2f}, mean window {r['mean_window']:.1f}); "
                 f"best fixed K={r['best_fixed_window']}: {r['best_fixed_tok_s']:.2f} tok/s ({r['vs_best_pct']:+.1f}%)"
             )
     st = res.get("settings")

@@ -29,7 +29,7 @@ from engine.drafters.base import Draft
 from engine.policy import CostCurve
 from engine.sampling import Sampler
 from engine.spec import SpecConfig
-from engine.types import GenerateRequest, SamplingParams
+from engine.types import GenerateRequest, SamplingParams, StatsEvent
 
 PROMPT = (1, 5, 7, 4)
 LENGTH = 3
@@ -171,12 +171,15 @@ def test_drafts_are_actually_verified(tiny) -> None:
     spec = SpecConfig(drafters=("cycle",), adaptive=False, fixed_window=3, max_window=3)
     slots = {"cycle": DrafterSlot(drafter)}
     sp = Speculator(CostCurve({1: 1.0, 8: 1.0}), slots)
+    events: list = []
     for i in range(200):
         req = GenerateRequest(PROMPT, max_tokens=LENGTH, sampling=SamplingParams(temperature=1.0, seed=i))
-        run(target, model, PROMPT, req, spec, sp, lambda _e: None)
+        run(target, model, PROMPT, req, spec, sp, events.append)
     slot = slots["cycle"]
     assert slot.drafted > 300
     assert 0 < slot.accepted < slot.drafted
+    snapshots = [e.stats for e in events if isinstance(e, StatsEvent)]
+    assert snapshots and all(s.tau >= 1.0 for s in snapshots if s.completion_tokens)
 
 
 def test_detects_a_lossy_verifier(tiny, monkeypatch: pytest.MonkeyPatch) -> None:
