@@ -62,6 +62,7 @@ class Config:
     max_steps: int = 30
     theme: str = "tau-dark"
     endpoint: str = ""  # OpenAI-compatible endpoint instead of a local model
+    local: bool = False  # always load in-process, even when a tau server holds the model
     api_key: str = ""
 
     def with_overrides(self, **kw: Any) -> Config:

@@ -169,7 +169,7 @@ def open_engine(
             raise EngineOpenError(str(e)) from None
         say(f"using endpoint {eng.root} (model {eng.info.name})")
         return eng
-    if not local:
+    if not (local or cfg.local):
         ann = attach_target(cfg, notify)
         if ann is not None:
             key = cfg.api_key or os.environ.get("TAU_SERVE_API_KEY") or None
