@@ -45,8 +45,9 @@ def _edit_rule(tools: Sequence[Tool]) -> str:
     replace = next((p for p in props if p in ("replace", "new", "new_text", "new_string")), "replace")
     create = " Create new files with write_file." if any(t.name == "write_file" for t in tools) else ""
     return (
-        f"\n- To change a file use edit_file: \"{search}\" must be text copied exactly from the file"
-        f" (a few whole lines), \"{replace}\" is the new text. Small edits, one place at a time."
+        f"\n- To change a file use edit_file: \"{search}\" = the whole lines to change, copied exactly"
+        f" from the file; \"{replace}\" = what those lines become (the search lines are removed)."
+        " Small edits, one place at a time."
         + create
     )
 
