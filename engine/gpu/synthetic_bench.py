@@ -28,7 +28,7 @@ import platform
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -263,6 +263,9 @@ def run_synthetic(
     extras: bool = True,
     json_path: str | Path | None = None,
     draft_path: str | None = None,
+    prompt_tokens: int = PROMPT_TOKENS,
+    spec_cases: Sequence[tuple[str, int, tuple[float, ...]]] = SPEC_CASES,
+    adaptive_cases: Sequence[tuple[str, int, tuple[float, ...]]] = ADAPTIVE_CASES,
 ) -> dict[str, Any]:
     """Write (or reuse) the synthetic model of ``shape`` under ``out_dir`` and measure it.
 
@@ -323,7 +326,7 @@ def run_synthetic(
     if used0 is not None and used1 is not None:
         res["device_used_gib"] = round((used1 - used0) / 1024, 3)
     save()
-    prompt = _pick_prompt(model, PROMPT_TOKENS, 0)
+    prompt = _pick_prompt(model, prompt_tokens, 0)
     b = _Bench(model, ctx, prompt, say)
 
     # 1. prefill and plain decode (raw loop), reference output
@@ -336,7 +339,7 @@ def run_synthetic(
             _, ref = b.raw_loop(tokens)
             if not any(model.is_eog(t) for t in ref):
                 break
-            prompt = _pick_prompt(model, PROMPT_TOKENS, seed)  # the greedy output ended: another prompt
+            prompt = _pick_prompt(model, prompt_tokens, seed)  # the greedy output ended: another prompt
             b.prompt = prompt
         res["greedy_distinct_tokens"] = len(set(ref))
     except Exception as e:  # noqa: BLE001
@@ -384,7 +387,7 @@ def run_synthetic(
     if curve and ref:
         spec_rows = []
         ref_full = prompt + ref
-        for name, k, rates in SPEC_CASES:
+        for name, k, rates in spec_cases:
             try:
                 dr = ReplayDrafter(ref_full, rates, vocab_size=model.n_vocab, seed=7)
                 slots = {"replay": DrafterSlot(dr, lookup=True)}
@@ -411,12 +414,12 @@ def run_synthetic(
                 )
             except Exception as e:  # noqa: BLE001
                 res["errors"][f"spec-{name}"] = repr(e)
-            say("speculative loop", len(spec_rows) / len(SPEC_CASES))
+            say("speculative loop", len(spec_rows) / max(1, len(spec_cases)))
         res["spec"] = spec_rows
         # the adaptive policy at constant acceptance, against the best fixed window on the curve
         adaptive_rows = []
         for (name, kmax, rates), estimator in [
-            (c, e) for c in ADAPTIVE_CASES for e in ("shipped", "conditional")
+            (c, e) for c in adaptive_cases for e in ("shipped", "conditional")
         ]:
             try:
                 dr = ReplayDrafter(ref_full, rates, vocab_size=model.n_vocab, seed=11)
