@@ -175,14 +175,13 @@ class LocalEngine:
     ) -> Iterator[EngineEvent]:
         if self._closed:
             raise EngineError("engine is closed")
-        cancel = cancel or CancelToken()
+        stop = _LinkedCancel(cancel)  # the caller's token, plus "the consumer went away"
         q: queue.Queue[EngineEvent | BaseException] = queue.Queue()
         spec = spec or self.spec_config(request.spec)
 
         def job() -> None:
             try:
-                done = self._generate(request, spec, q.put, cancel)
-                q.put(done)
+                q.put(self._generate(request, spec, q.put, stop))
             except BaseException as e:  # noqa: BLE001 - reported as a DoneEvent
                 q.put(e)
 
@@ -195,13 +194,14 @@ class LocalEngine:
                     finished = True
                     yield DoneEvent("", (), "error", GenStats(), error=f"{type(ev).__name__}: {ev}")
                     return
-                yield ev
                 if isinstance(ev, DoneEvent):
                     finished = True
+                yield ev
+                if finished:
                     return
         finally:
             if not finished:
-                cancel.cancel()  # the consumer went away: free the engine at the next pass
+                stop.cancel()  # the consumer went away: free the engine at the next pass
 
     def _generate(self, request: GenerateRequest, spec: SpecConfig, emit, cancel: CancelToken) -> DoneEvent:
         prompt = list(request.prompt) if not isinstance(request.prompt, str) else self.tokenize(request.prompt)
@@ -244,3 +244,13 @@ class LocalEngine:
         return self._owner.pending
 
 
+class _LinkedCancel(CancelToken):
+    """Cancelled when its own cancel() is called or when the parent token is."""
+
+    def __init__(self, parent: CancelToken | None) -> None:
+        super().__init__()
+        self._parent = parent
+
+    @property
+    def cancelled(self) -> bool:
+        return super().cancelled or (self._parent is not None and self._parent.cancelled)

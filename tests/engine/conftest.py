@@ -10,3 +10,19 @@ from tests.engine.tinymodel import write_tiny_model
 @pytest.fixture(scope="session")
 def tiny_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_tiny_model(tmp_path_factory.mktemp("tiny") / "tiny.gguf")
+
+
+@pytest.fixture
+def tiny_engine(tmp_path: Path):
+    """A LocalEngine on a tiny byte-fallback model (any text tokenizes), drafting with itself."""
+    from engine.config import EngineConfig
+    from engine.local import LocalEngine
+    from tests.engine.tinymodel import write_tiny_model
+
+    model = str(write_tiny_model(tmp_path / "tiny-bytes.gguf", vocab=300, byte_fallback=True))
+    eng = LocalEngine.load(
+        EngineConfig(model_path=model, draft_model_path=model, n_ctx=512, threads=1,
+                     cache_dir=str(tmp_path), log_path=str(tmp_path / "llama.log"))
+    )
+    yield eng
+    eng.close()

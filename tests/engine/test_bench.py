@@ -2,28 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from engine import bench
 from engine.benchdata import workloads
 from engine.benchdata.workloads import Workload
-
-
-@pytest.fixture
-def tiny_engine(tmp_path: Path):
-    from engine.config import EngineConfig
-    from engine.local import LocalEngine
-    from tests.engine.tinymodel import write_tiny_model
-
-    model = str(write_tiny_model(tmp_path / "tiny-bytes.gguf", vocab=300, byte_fallback=True))
-    eng = LocalEngine.load(
-        EngineConfig(model_path=model, draft_model_path=model, n_ctx=512, threads=1,
-                     cache_dir=str(tmp_path), log_path=str(tmp_path / "llama.log"))
-    )
-    yield eng
-    eng.close()
 
 
 def test_bench_runs_every_configuration_side_by_side(tiny_engine, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,41 @@
+"""LocalEngine's streaming contract on a tiny model: one DoneEvent, cancellation, abandonment."""
+
+from __future__ import annotations
+
+from engine.types import CancelToken, DoneEvent, GenerateRequest, SamplingParams, TokenEvent, generate
+
+
+def test_stream_ends_with_one_done_and_text_matches(tiny_engine) -> None:
+    events = list(tiny_engine.stream(GenerateRequest("a b c", max_tokens=16, sampling=SamplingParams(seed=1))))
+    dones = [e for e in events if isinstance(e, DoneEvent)]
+    assert len(dones) == 1 and events[-1] is dones[0]
+    assert "".join(e.text for e in events if isinstance(e, TokenEvent)) == dones[0].text
+
+
+def test_stopping_at_done_does_not_cancel_the_callers_token(tiny_engine) -> None:
+    token = CancelToken()
+    for ev in tiny_engine.stream(GenerateRequest("a b", max_tokens=4), token):
+        if isinstance(ev, DoneEvent):
+            break
+    assert not token.cancelled
+
+
+def test_abandoned_stream_frees_the_engine(tiny_engine) -> None:
+    it = tiny_engine.stream(GenerateRequest("a b c", max_tokens=400, sampling=SamplingParams(temperature=1.0, seed=2)))
+    next(it)
+    it.close()  # the consumer goes away mid-generation
+    done = generate(tiny_engine, GenerateRequest("c b a", max_tokens=3))
+    assert done.error is None and done.finish_reason in ("length", "stop")
+
+
+def test_cancel_token_stops_generation(tiny_engine) -> None:
+    token = CancelToken()
+    token.cancel()
+    done = generate(tiny_engine, GenerateRequest("a b c", max_tokens=200, sampling=SamplingParams(temperature=1.0, seed=3)), token)
+    assert done.finish_reason == "cancelled" and len(done.token_ids) <= 2
+
+
+def test_prompt_longer_than_the_context_is_an_error_not_a_crash(tiny_engine) -> None:
+    done = generate(tiny_engine, GenerateRequest("a " * 600, max_tokens=3))
+    assert done.finish_reason == "error" and "does not fit" in (done.error or "")
+    assert generate(tiny_engine, GenerateRequest("a b", max_tokens=2)).error is None
