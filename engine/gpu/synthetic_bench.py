@@ -663,15 +663,20 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m engine.gpu.synthetic_bench", description=__doc__.splitlines()[0]
     )
     ap.add_argument("shape", help="tiny | dense-1.5b | dense-7b | dense-27b | dense-30b | dense-32b")
-    ap.add_argument("--out", default="synthetic-bench", help="folder for the model file, log and JSON")
+    ap.add_argument(
+        "--out", help="folder for the model file, log and JSON (default: tau's cache dir/synthetic)"
+    )
     ap.add_argument("--model", help="an existing GGUF instead of writing the shape's")
-    ap.add_argument("--json", help="where to write the results JSON")
+    ap.add_argument(
+        "--json", nargs="?", const="-", help="print the results as JSON (or, with a path, write them there)"
+    )
     ap.add_argument("--ctx", type=int, default=4096)
     ap.add_argument("--gpu-layers", type=int, default=-1)
     ap.add_argument("--flash-attn", choices=["on", "off", "auto"], default="on")
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--tokens", type=int, default=256, help="tokens per generation")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--prompt-tokens", type=int, default=PROMPT_TOKENS)
     ap.add_argument("--curve-max", type=int, default=CURVE_MAX)
     ap.add_argument("--no-extras", action="store_true", help="skip the KV-type / offload checks")
     ap.add_argument(
@@ -682,6 +687,11 @@ def main(argv: list[str] | None = None) -> int:
     def prog(label: str, frac: float) -> None:
         print(f"  {label} {frac * 100:5.1f}%", file=sys.stderr, flush=True)
 
+    if a.out is None:
+        from engine.paths import cache_dir
+
+        a.out = str(cache_dir() / "synthetic")
+    to_stdout = a.json == "-"
     res = run_synthetic(
         a.shape,
         a.out,
@@ -695,10 +705,11 @@ def main(argv: list[str] | None = None) -> int:
         repeats=a.repeats,
         curve_max=a.curve_max,
         extras=not a.no_extras,
-        json_path=a.json,
+        json_path=None if to_stdout else a.json,
         draft_path=a.draft,
+        prompt_tokens=a.prompt_tokens,
     )
-    print(format_table(res))
+    print(json.dumps(res, indent=1, default=float) if to_stdout else format_table(res))
     return 0 if not res.get("errors") else 1
 
 
