@@ -26,6 +26,8 @@ class BenchConfig:
     spec: SpecConfig | None  # None: the peer (llama-cpp-python's LlamaPromptLookupDecoding)
     repo_context: bool = False  # register the workload's repository files with the overlay
     needs_draft: bool = False
+    ngram_key: int = 0  # >0: a separate overlay with this single key length (key-length sweep)
+    default: bool = True  # part of the default set (others run when named with --configs)
 
 
 CONFIGS: tuple[BenchConfig, ...] = (
@@ -37,6 +39,8 @@ CONFIGS: tuple[BenchConfig, ...] = (
     BenchConfig("draft-fixed4", SpecConfig(drafters=("draft",), adaptive=False, fixed_window=4), needs_draft=True),
     BenchConfig("auto", SpecConfig(), repo_context=True),
     BenchConfig("peer-lookup", None),
+) + tuple(
+    BenchConfig(f"ngram-k{k}", SpecConfig(drafters=(f"ngram-k{k}",)), ngram_key=k, default=False) for k in (2, 3, 4, 6, 8, 12)
 )
 
 
@@ -107,12 +111,20 @@ def run_config(engine, wl: Workload, mode: str, cfg: BenchConfig) -> RunResult:
         for key, text in wl.repo.items():
             engine.register_context("bench:" + key, text)
     engine.call(lambda: engine.target.rollback(0))
+    if cfg.ngram_key:
+        from engine.decoder import DrafterSlot
+        from engine.drafters.ngram import NgramDrafter
+
+        name = f"ngram-k{cfg.ngram_key}"
+        engine.speculator.slots[name] = DrafterSlot(NgramDrafter(cfg.ngram_key, cfg.ngram_key, name=name))
     dones: list[DoneEvent] = []
     try:
         dones = _turns(engine, wl, cfg, params)
     finally:
         for key in wl.repo:
             engine.ngram.remove_source("bench:" + key)
+        if cfg.ngram_key:
+            engine.speculator.slots.pop(f"ngram-k{cfg.ngram_key}", None)
     tokens, decode_s, wall_s, passes, drafted, accepted, acc, near, ids = _merge(dones)
     return RunResult(
         wl.name, mode, cfg.name, tokens,
@@ -166,7 +178,7 @@ def run_bench(
 ) -> list[RunResult]:
     if suite not in SUITES:
         raise ValueError(f"unknown suite {suite!r} (one of {', '.join(SUITES)})")
-    chosen = [c for c in CONFIGS if configs is None or c.name in configs]
+    chosen = [c for c in CONFIGS if (c.default if configs is None else c.name in configs)]
     has_draft = "draft" in engine.speculator.slots
     chosen = [c for c in chosen if has_draft or not c.needs_draft]
     if not chosen or chosen[0].name != "plain":

@@ -24,9 +24,10 @@ MATCH_PROBE = 48  # how far back a candidate's context is compared
 class NgramDrafter:
     name = "ngram"
 
-    def __init__(self, key_len: int = DEFAULT_KEY_LEN, min_key_len: int = 2) -> None:
+    def __init__(self, key_len: int = DEFAULT_KEY_LEN, min_key_len: int = 2, name: str = "ngram") -> None:
         if key_len < 1 or min_key_len < 1 or min_key_len > key_len:
             raise ValueError(f"bad n-gram key lengths {min_key_len}..{key_len}")
+        self.name = name
         self.key_lens = tuple(range(key_len, min_key_len - 1, -1))
         self._lock = threading.Lock()
         self._sources: dict[int, list[int]] = {HISTORY: []}

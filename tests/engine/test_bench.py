@@ -15,7 +15,7 @@ def test_bench_runs_every_configuration_side_by_side(tiny_engine, monkeypatch: p
                   max_tokens=12, repo={"x.txt": "a b c d e f"})
     monkeypatch.setitem(workloads.SUITES, "tiny", (wl,))
     results = bench.run_bench(tiny_engine, "tiny", ("greedy", "sampled"))
-    names = [c.name for c in bench.CONFIGS]
+    names = [c.name for c in bench.CONFIGS if c.default]
     assert [r.config for r in results] == names * 2
     plain = results[0]
     assert plain.config == "plain" and plain.speedup == pytest.approx(1.0)
@@ -36,3 +36,13 @@ def test_bench_runs_every_configuration_side_by_side(tiny_engine, monkeypatch: p
 def test_unknown_suite() -> None:
     with pytest.raises(ValueError, match="unknown suite"):
         bench.run_bench(None, "nope")
+
+
+def test_key_length_sweep_configs_use_their_own_overlay(tiny_engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    wl = Workload("tiny", "edit", (({"role": "user", "content": "a b c a b c a b c"},),), max_tokens=8)
+    monkeypatch.setitem(workloads.SUITES, "tiny", (wl,))
+    results = bench.run_bench(tiny_engine, "tiny", ("greedy",), ("plain", "ngram-k2", "ngram-k12"))
+    assert [r.config for r in results] == ["plain", "ngram-k2", "ngram-k12"]
+    assert set(tiny_engine.speculator.slots) == {"ngram", "draft"}
+    for r in results[1:]:
+        assert set(r.drafted) <= {r.config}
