@@ -264,13 +264,17 @@ class Score:
     def tok_s(self) -> float:
         return self.tokens / self.decode_s if self.decode_s > 0 else 0.0
 
-    def add(self, mode: str, done: DoneEvent) -> None:
+    pairs: dict[str, float] = field(default_factory=dict)  # "job/mode" -> tok/s of that run
+
+    def add(self, mode: str, done: DoneEvent, job: str = "") -> None:
         st = done.stats
         self.tokens += st.completion_tokens
         self.decode_s += st.decode_s
         t = self.by_mode.setdefault(mode, [0.0, 0.0])
         t[0] += st.completion_tokens
         t[1] += st.decode_s
+        if st.decode_s > 0:
+            self.pairs[f"{job}/{mode}"] = st.completion_tokens / st.decode_s
 
     def mode_tok_s(self, mode: str) -> float:
         t = self.by_mode.get(mode)
@@ -350,7 +354,7 @@ class Tuner:
                 done = ev
         if done is None or done.error:
             raise RuntimeError(f"tune run failed: {done.error if done else 'no result'}")
-        score.add(mode, done)
+        score.add(mode, done, job.name)
         self.runs += 1
         self.log.append(
             {
@@ -471,11 +475,18 @@ def sweep(
     if best != base:
         fin = tuner.compare([base, best])
         d, c = fin
-        if c.tok_s < d.tok_s * (1 + min_gain / 2):
+        wins = [c.pairs[k] > d.pairs[k] for k in d.pairs if k in c.pairs]
+        consistent = sum(wins) > len(wins) / 2  # most job/mode pairs agree, not one lucky run
+        if c.tok_s < d.tok_s * (1 + min_gain / 2) or not consistent:
+            why = (
+                "slower overall"
+                if c.tok_s < d.tok_s * (1 + min_gain / 2)
+                else f"faster in only {sum(wins)} of {len(wins)} job/mode pairs"
+            )
             steps.append(
                 {
                     "setting": "final",
-                    "note": "the choice did not hold up against the defaults: keeping the defaults",
+                    "note": f"the choice did not hold up against the defaults ({why}): keeping the defaults",
                     "default_tok_s": round(d.tok_s, 3),
                     "choice_tok_s": round(c.tok_s, 3),
                     "choice": best.to_profile(),
@@ -487,6 +498,23 @@ def sweep(
         (d,) = tuner.compare([base])
         c = d
     by_mode = {m: (d.mode_tok_s(m), c.mode_tok_s(m)) for m in tuner.modes}
+    # the same setting is measured again in later stages: how much did the machine's speed move?
+    seen: dict[Setting, list[float]] = {}
+    for step in steps:
+        if "current" in step:
+            cur: dict[str, Any] = step["current"]
+            seen.setdefault(Setting(**cur), []).append(float(step["current_tok_s"]))
+    seen.setdefault(base, []).append(d.tok_s)
+    drift = max((max(v) / min(v) for v in seen.values() if len(v) > 1 and min(v) > 0), default=1.0)
+    if drift > 1 + 2 * min_gain:
+        steps.append(
+            {
+                "setting": "noise",
+                "note": f"the same setting measured {drift:.2f}x apart between stages: the machine is busy, "
+                "differences smaller than that are noise (tune again on an idle machine)",
+                "drift": round(drift, 3),
+            }
+        )
     return TuneResult(
         base, best, d.tok_s, c.tok_s, by_mode, steps, [j.name for j in tuner.jobs], time.perf_counter() - t0
     )
@@ -517,6 +545,9 @@ def format_result(r: TuneResult) -> str:
             lines.append(
                 f"  final check: {s['note']} ({s['default_tok_s']:.2f} vs {s['choice_tok_s']:.2f} tok/s)"
             )
+            continue
+        if s["setting"] == "noise":
+            lines.append(f"  warning: {s['note']}")
             continue
         cands = "  ".join(f"{c['value']}: {c['tok_s']:.2f}" for c in s["candidates"])
         cur = s["current"][s["setting"]]

@@ -146,3 +146,29 @@ def test_cli_registers_tune() -> None:
     )
     assert args.command == "tune" and args.quick and args.tokens == 32
     assert args.threads_options == "2,1" and args.dry_run
+
+
+def test_an_inconsistent_win_is_not_kept_and_drift_is_reported() -> None:
+    class Mixed(FakeEngine):
+        """Window 8 is much faster greedy but slower sampled; the machine slows down over time."""
+
+        calls = 0
+
+        def stream(self, req, cancel=None, spec=None):
+            self.calls += 1
+            greedy = req.sampling.temperature == 0
+            rate = 100.0 / (1 + self.calls / 10)
+            if spec.max_window == 8:
+                rate *= 3.0 if greedy else 0.8
+            n = req.max_tokens
+            yield DoneEvent(
+                "x", (1,) * n, "length", GenStats(completion_tokens=n, decode_s=n / rate, verify_passes=n)
+            )
+
+    eng = Mixed(EngineConfig(model_path="m.gguf"))
+    r = tune.sweep(tune.Tuner(eng, tune.builtin_jobs(16)), threads=[1], quick=True)
+    assert r.chosen == r.default
+    notes = [s["note"] for s in r.steps if "note" in s]
+    assert any("faster in only" in n for n in notes)
+    assert any("machine is busy" in n for n in notes)
+    assert "warning:" in tune.format_result(r)
