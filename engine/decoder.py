@@ -114,7 +114,7 @@ class LoopState:
         while len(self.reached) < k:
             self.reached.append(0)
             self.acc_pos.append(0)
-        for i in range(k):
+        for i in range(min(k, accepted + 1)):  # positions after the first rejection were not reached
             self.reached[i] += 1
             if i < accepted:
                 self.acc_pos[i] += 1

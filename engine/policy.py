@@ -106,7 +106,9 @@ class Acceptance:
         for i in range(MAX_WINDOW):
             c.reached[i] *= d
             c.accepted[i] *= d
-        for i in range(min(drafted, MAX_WINDOW)):
+        # positions after the first rejection were never reached: counting them would
+        # make the conditional rates decay with position and shrink every window
+        for i in range(min(drafted, accepted + 1, MAX_WINDOW)):
             c.reached[i] += 1
             if i < accepted:
                 c.accepted[i] += 1

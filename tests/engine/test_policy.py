@@ -48,3 +48,19 @@ def test_acceptance_learns_by_position_and_bucket() -> None:
 
 def test_confidence_buckets() -> None:
     assert [confidence_bucket(c) for c in (0, 1, 2, 3, 4, 8, 100)] == [0, 0, 1, 1, 2, 3, 5]
+
+
+def test_positions_after_a_rejection_are_not_counted_as_reached() -> None:
+    """With a true conditional rate r at every position, the estimate must stay near r
+    instead of decaying with position (which would shrink every window)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    a = Acceptance(prior=0.5, decay=1.0)
+    for _ in range(4000):
+        accepted = 0
+        while accepted < 8 and rng.random() < 0.8:
+            accepted += 1
+        a.update("x", 1, 8, accepted)
+    rates = a.rates("x", 1, 8)
+    assert all(abs(r - 0.8) < 0.05 for r in rates[:6]), rates
