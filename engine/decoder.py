@@ -30,6 +30,7 @@ from engine.verify import verify
 
 STATS_INTERVAL_S = 0.25
 PROBE_EVERY = 64  # passes between exploratory windows of a drafter the policy has shelved
+OPTIMISTIC_RATE = 0.9  # a costly drafter is probed only if it would pay at this acceptance
 
 
 class TokenModel(Protocol):
@@ -162,6 +163,9 @@ class Speculator:
         if choice.k > 0:
             slot.shelved_passes = 0
             return choice.k
+        cost = slot.cost()
+        if cost > 0 and choose_window(self.curve, [OPTIMISTIC_RATE] * max_k, max_k, cost).k == 0:
+            return 0  # even a drafter that predicts well would not pay on this hardware: no probes
         slot.shelved_passes += 1
         if slot.shelved_passes >= PROBE_EVERY:  # keep the estimate honest: probe now and then
             slot.shelved_passes = 0

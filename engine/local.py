@@ -18,8 +18,10 @@ from engine.decoder import DrafterSlot, Speculator, Target, run
 from engine.drafters.draft_model import DraftModelDrafter
 from engine.drafters.mtp import MtpDrafter
 from engine.drafters.ngram import DEFAULT_KEY_LEN, NgramDrafter
+from engine.fit import FitError, check_fit
 from engine.gguf_info import GGUFError, GGUFInfo, read_gguf, vocab_mismatch
 from engine.measure import (
+    CURVE_VERSION,
     load_profile,
     memory_bandwidth_gbs,
     profile_path,
@@ -29,6 +31,7 @@ from engine.measure import (
 )
 from engine.policy import CostCurve
 from engine.spec import SpecConfig, spec_preset
+from engine.tune import apply_tuned, tuned_settings, tuned_spec
 from engine.types import CancelToken, DoneEvent, EngineEvent, GenerateRequest, GenStats, ModelInfo
 from engine.worker import OwnerThread
 
@@ -46,7 +49,7 @@ class LocalEngine:
         self._closed = False
         try:
             self._owner.call(lambda: self._load(progress))
-        except (GGUFError, backend.BackendError, ValueError, OSError) as e:
+        except (GGUFError, backend.BackendError, ValueError, OSError, FitError) as e:
             self._owner.stop()
             raise EngineError(str(e)) from None
 
@@ -66,6 +69,8 @@ class LocalEngine:
             why = vocab_mismatch(self.gguf, self.draft_gguf)
             if why:
                 raise EngineError(f"draft model {Path(cfg.draft_model_path).name} cannot draft for {Path(cfg.model_path).name}: {why}")
+        say("checking memory", 0.05)
+        self.fit = check_fit(cfg)  # a one-line FitError instead of an out-of-memory crash
         say(f"loading {self.gguf.name}", 0.1)
         self.model = backend.Model(cfg.model_path, gpu_layers=cfg.gpu_layers, load_mtp=self.gguf.mtp_layers > 0)
         self.gpu = backend.gpu_offload_supported() and cfg.gpu_layers != 0
@@ -94,9 +99,10 @@ class LocalEngine:
         ppath = profile_path(cfg.cache_dir, cfg.model_path, self.gpu, self.ctx.threads)
         prof = load_profile(ppath)
         dirty = False
-        if "verify_curve" not in prof:
+        if "verify_curve" not in prof or prof.get("curve_version") != CURVE_VERSION:
             say("measuring the verify-cost curve (once per model and machine)", 0.7)
             prof["verify_curve"] = {str(k): v for k, v in verify_curve(self.ctx, self.model.n_vocab).items()}
+            prof["curve_version"] = CURVE_VERSION
             dirty = True
         if self.draft_ctx is not None and "draft_token_s" not in prof:
             prof["draft_token_s"] = token_cost(self.draft_ctx, self.model.n_vocab)
@@ -109,11 +115,18 @@ class LocalEngine:
         if dirty:
             save_profile(ppath, prof)
         self.profile = prof
+        self.tuned = tuned_settings(prof)  # None unless `tau tune` saved one
+        eff = apply_tuned(cfg, self.tuned)  # settings the user gave explicitly win
+        if eff.threads != self.ctx.threads:
+            self.ctx.set_threads(eff.threads)
+            if self.draft_ctx is not None:
+                self.draft_ctx.set_threads(eff.threads)
+        self._max_window = eff.max_window or 16
         self.bandwidth_gbs = float(bw or 0.0)
         self.bytes_per_token = self.gguf.bytes_per_token
         self.ceiling_tok_s = self.bandwidth_gbs * 1e9 / self.bytes_per_token if self.bandwidth_gbs else 0.0
         curve = CostCurve({int(k): float(v) for k, v in prof["verify_curve"].items()})
-        self.ngram = NgramDrafter(cfg.ngram_key or DEFAULT_KEY_LEN)
+        self.ngram = NgramDrafter(eff.ngram_key or DEFAULT_KEY_LEN)
         slots = {"ngram": DrafterSlot(self.ngram, lookup=True)}
         self.draft_drafter: DraftModelDrafter | None = None
         if self.draft_ctx is not None:
@@ -168,7 +181,7 @@ class LocalEngine:
         self.ngram.add_source(key, self.tokenize(text))
 
     def spec_config(self, mode: str) -> SpecConfig:
-        return spec_preset(mode, self.cfg.max_window or 16)
+        return tuned_spec(spec_preset(mode, self._max_window), self.tuned, mode)
 
     def stream(
         self, request: GenerateRequest, cancel: CancelToken | None = None, spec: SpecConfig | None = None

@@ -64,3 +64,32 @@ def test_positions_after_a_rejection_are_not_counted_as_reached() -> None:
         a.update("x", 1, 8, accepted)
     rates = a.rates("x", 1, 8)
     assert all(abs(r - 0.8) < 0.05 for r in rates[:6]), rates
+
+
+def test_a_drafter_that_cannot_pay_here_is_never_probed() -> None:
+    from engine.decoder import DrafterSlot, Speculator
+    from engine.drafters.base import Draft
+    from engine.spec import SpecConfig
+
+    class Costly:
+        name = "draft"
+        calls = 0
+        cost_per_token = 0.6  # relative to a target pass of 1.0, as the 0.5B drafter on this CPU
+
+        def propose(self, history, max_len):
+            Costly.calls += 1
+            return Draft(tuple(range(max_len)), "draft")
+
+        def reset(self) -> None:
+            pass
+
+    sp = Speculator(CPU, {"draft": DrafterSlot(Costly(), lookup=False)})
+    for _ in range(500):
+        draft, _ = sp.pick([1, 2, 3], SpecConfig(drafters=("draft",)), "greedy", 16)
+        assert draft is None
+    assert Costly.calls == 0
+    # where verification is cheap and drafting is cheap, the same drafter is used
+    sp = Speculator(GPU, {"draft": DrafterSlot(Costly(), lookup=False)})
+    Costly.cost_per_token = 0.05
+    draft, _ = sp.pick([1, 2, 3], SpecConfig(drafters=("draft",)), "greedy", 16)
+    assert draft is not None and len(draft.tokens) > 0
