@@ -5,7 +5,6 @@ Precedence: defaults < config file < environment (TAU_*) < command-line flags.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import tomllib
 from dataclasses import dataclass, fields, replace
@@ -156,4 +155,4 @@ def save_setting(key: str, value: Any, path: Path | None = None) -> None:
     os.replace(tmp, path)
 
 
-__all__ = ["Config", "ConfigError", "load_config", "save_setting", "dataclasses"]
+__all__ = ["Config", "ConfigError", "load_config", "save_setting"]

@@ -149,6 +149,19 @@ class Model:
 # ---- contexts --------------------------------------------------------------------------
 
 
+def context_params(n_ctx: int, n_batch: int, threads: int):
+    """llama_context_params for one sequence with the given sizes and threads."""
+    p = llama_cpp.llama_context_default_params()
+    p.n_ctx = n_ctx
+    p.n_batch = n_batch
+    p.n_ubatch = n_batch
+    p.n_seq_max = 1
+    p.n_threads = threads
+    p.n_threads_batch = threads
+    p.no_perf = True
+    return p
+
+
 class Context:
     """One llama context (KV cache) on a model, with a reusable batch.
 
@@ -170,16 +183,9 @@ class Context:
             raise BackendError(f"unknown KV cache type {kv_type!r}")
         self.model = model
         threads = threads or (os.cpu_count() or 1)
-        p = llama_cpp.llama_context_default_params()
-        p.n_ctx = n_ctx
-        p.n_batch = n_batch
-        p.n_ubatch = n_batch
-        p.n_seq_max = 1
-        p.n_threads = threads
-        p.n_threads_batch = threads
+        p = context_params(n_ctx, n_batch, threads)
         p.type_k = KV_TYPES[kv_type]
         p.type_v = KV_TYPES[kv_type]
-        p.no_perf = True
         if flash_attn is not None:
             p.flash_attn_type = 1 if flash_attn else 0
         elif kv_type not in ("f16", "f32", "bf16"):

@@ -5,7 +5,6 @@ as a peer column. Speedups are ratios against plain decoding of the same workloa
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -193,9 +192,7 @@ def run_bench(
             for cfg in chosen:
                 if progress:
                     progress(f"{wl.name} {mode} {cfg.name}", done / total)
-                t0 = time.perf_counter()
                 r = run_config(engine, wl, mode, cfg)
-                _ = time.perf_counter() - t0
                 if cfg.name == "plain":
                     base = r
                 if base is not None and base.decode_tok_s:

@@ -7,6 +7,7 @@ Reading only the header means a truncated, missing or non-GGUF file becomes a on
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import struct
 from dataclasses import dataclass, field
@@ -202,13 +203,24 @@ ARRAYS_KEPT = {"tokenizer.ggml.tokens"}
 
 
 def read_gguf(path: str | Path) -> GGUFInfo:
-    """Parse and validate a GGUF file's header; raise GGUFError with a one-line reason."""
+    """Parse and validate a GGUF file's header; raise GGUFError with a one-line reason.
+
+    Parsed headers are cached by (path, size, mtime): the factory, the fit check and the
+    engine all look at the same file while loading, and a 150k-token vocabulary takes
+    about half a second to parse.
+    """
     p = Path(path)
     if not p.exists():
         raise GGUFError(f"model file not found: {p}")
     if not p.is_file():
         raise GGUFError(f"not a file: {p}")
-    size = p.stat().st_size
+    st = p.stat()
+    return _read_cached(str(p.resolve()), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=8)
+def _read_cached(path: str, size: int, _mtime_ns: int) -> GGUFInfo:
+    p = Path(path)
     with open(p, "rb") as f:
         r = _Reader(f, str(p), size)
         magic = f.read(4)

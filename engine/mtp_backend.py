@@ -61,14 +61,7 @@ class MtpHead:
         if nextn_layers(model) <= 0:
             raise backend.BackendError("this model has no MTP heads (or was loaded without load_mtp)")
         self.model = model
-        p = llama_cpp.llama_context_default_params()
-        p.n_ctx = n_ctx
-        p.n_batch = n_batch
-        p.n_ubatch = n_batch
-        p.n_seq_max = 1
-        p.n_threads = threads
-        p.n_threads_batch = threads
-        p.no_perf = True
+        p = backend.context_params(n_ctx, n_batch, threads)
         p.ctx_type = llama_cpp.LLAMA_CONTEXT_TYPE_MTP
         p.ctx_other = target_ptr
         self.ptr = llama_cpp.llama_init_from_model(model.ptr, p)

@@ -13,28 +13,17 @@ from collections.abc import Sequence
 import numpy as np
 
 from engine.drafters.base import Draft
-from engine.sampling import Sampler
-from engine.types import SamplingParams
+from engine.drafters.model_drafter import ModelDrafterBase
 
 
-class DraftModelDrafter:
+class DraftModelDrafter(ModelDrafterBase):
     name = "draft"
 
     def __init__(self, ctx, *, min_confidence: float = 0.0) -> None:  # ctx: engine.backend.Context (f16 KV)
+        super().__init__()
         self.ctx = ctx
         self.kv: list[int] = []
-        self.sampling: SamplingParams = SamplingParams()
         self.min_confidence = min_confidence
-        self.seconds = 0.0  # time spent drafting (not catching up)
-        self.tokens = 0
-
-    @property
-    def cost_per_token(self) -> float:
-        return self.seconds / self.tokens if self.tokens else 0.0
-
-    def set_sampling(self, params: SamplingParams, rng: np.random.Generator | None = None) -> None:
-        self.sampling = params
-        self._sampler = Sampler(params, rng)
 
     def reset(self) -> None:
         self.ctx.truncate(0)
@@ -63,7 +52,7 @@ class DraftModelDrafter:
             return Draft((), self.name)
         logits = self._sync(history)
         t0 = time.perf_counter()
-        sampler = getattr(self, "_sampler", None) or Sampler(self.sampling)
+        sampler = self.sampler
         stochastic = not self.sampling.greedy
         toks: list[int] = []
         qs: list[np.ndarray] = []

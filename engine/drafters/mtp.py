@@ -20,30 +20,18 @@ from collections.abc import Sequence
 import numpy as np
 
 from engine.drafters.base import Draft
-from engine.sampling import Sampler
-from engine.types import SamplingParams
+from engine.drafters.model_drafter import ModelDrafterBase
 
 
-class MtpDrafter:
+class MtpDrafter(ModelDrafterBase):
     name = "mtp"
 
     def __init__(self, target_ctx, *, min_confidence: float = 0.0) -> None:  # target_ctx: MtpTargetContext
+        super().__init__()
         self.tctx = target_ctx
         self.head = target_ctx.head
-        self.sampling: SamplingParams = SamplingParams()
-        self._sampler: Sampler | None = None
         self.min_confidence = min_confidence
-        self.seconds = 0.0
-        self.tokens = 0
         self.out_of_step = 0  # proposals refused because the history did not extend the target's KV
-
-    @property
-    def cost_per_token(self) -> float:
-        return self.seconds / self.tokens if self.tokens else 0.0
-
-    def set_sampling(self, params: SamplingParams, rng: np.random.Generator | None = None) -> None:
-        self.sampling = params
-        self._sampler = Sampler(params, rng)
 
     def reset(self) -> None:
         """Nothing of its own to forget: the head's KV follows the target's context."""
@@ -70,7 +58,7 @@ class MtpDrafter:
             self.out_of_step += 1
             return Draft((), self.name)
         t0 = time.perf_counter()
-        sampler = self._sampler or Sampler(self.sampling)
+        sampler = self.sampler
         stochastic = not self.sampling.greedy
         toks: list[int] = []
         qs: list[np.ndarray] = []

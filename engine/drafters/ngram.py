@@ -129,10 +129,9 @@ class NgramDrafter:
     def _best(self, hist: list[int], key: tuple[int, ...], cands: list[tuple[int, int]]) -> tuple[int, int, int] | None:
         k = len(key)
         n = len(hist)
-        scored: list[tuple[int, int, int, int]] = []  # (matched, vote, recency, i)
         votes: dict[int, int] = {}
         live: list[tuple[int, int, int]] = []
-        for i, (sid, pos) in enumerate(cands):
+        for sid, pos in cands:
             src = self._sources.get(sid)
             if src is None:
                 continue
@@ -147,7 +146,6 @@ class NgramDrafter:
             nxt = src[pos]
             votes[nxt] = votes.get(nxt, 0) + 1
             live.append((sid, pos, m))
-            scored.append((m, 0, i, len(live) - 1))
         if not live:
             return None
         best = max(
