@@ -22,6 +22,8 @@ from pathlib import Path
 import gguf
 import numpy as np
 
+from tests.engine.tinymodel import add_spm_vocab
+
 ARCH = "glm4moe"
 
 
@@ -70,14 +72,7 @@ def write_mtp_model(
     w.add_bool(f"{ARCH}.expert_weights_norm", True)
     w.add_float32(f"{ARCH}.expert_weights_scale", 1.0)
     w.add_uint32(f"{ARCH}.expert_gating_func", 2)  # sigmoid, as GLM-4.5
-    tokens = ["<unk>", "<s>", "</s>"] + [chr(ord("a") + i) if i < 26 else f"t{i}" for i in range(vocab - 3)]
-    w.add_tokenizer_model("llama")
-    w.add_token_list([t.encode() for t in tokens])
-    w.add_token_scores([0.0] * 3 + [-float(i) for i in range(vocab - 3)])
-    w.add_token_types([2, 3, 3] + [1] * (vocab - 3))
-    w.add_bos_token_id(1)
-    w.add_eos_token_id(2)
-    w.add_add_bos_token(False)
+    add_spm_vocab(w, vocab)
 
     def mat(rows: int, cols: int, s: float = scale) -> np.ndarray:
         return (rng.standard_normal((rows, cols)) * s / np.sqrt(cols) * 4).astype(np.float32)

@@ -40,20 +40,7 @@ def write_tiny_model(
     w.add_rope_freq_base(10000.0)
     w.add_layer_norm_rms_eps(1e-6)
     w.add_file_type(0)
-    special = ["<unk>", "<s>", "</s>"]
-    byte_toks = [f"<0x{b:02X}>" for b in range(256)] if byte_fallback else []
-    n_plain = vocab - len(special) - len(byte_toks)
-    if n_plain < 1:
-        raise ValueError("vocab too small")
-    plain = [chr(ord("a") + i) if i < 26 else f"t{i}" for i in range(n_plain)]
-    tokens = special + byte_toks + plain
-    w.add_tokenizer_model("llama")
-    w.add_token_list([t.encode() for t in tokens])
-    w.add_token_scores([0.0] * (3 + len(byte_toks)) + [-float(i) for i in range(n_plain)])
-    w.add_token_types([2, 3, 3] + [6] * len(byte_toks) + [1] * n_plain)
-    w.add_bos_token_id(1)
-    w.add_eos_token_id(2)
-    w.add_add_bos_token(False)
+    add_spm_vocab(w, vocab, byte_fallback=byte_fallback)
 
     def mat(rows: int, cols: int, s: float = scale) -> np.ndarray:
         return (rng.standard_normal((rows, cols)) * s / np.sqrt(cols) * 4).astype(np.float32)
@@ -85,3 +72,20 @@ def write_tiny_model(
     w.write_tensors_to_file(progress=False)
     w.close()
     return path
+
+
+def add_spm_vocab(w: gguf.GGUFWriter, vocab: int, *, byte_fallback: bool = False) -> None:
+    """An SPM ('llama') vocabulary: <unk>, <s>, </s>, optionally the 256 byte tokens, then letters."""
+    special = ["<unk>", "<s>", "</s>"]
+    byte_toks = [f"<0x{b:02X}>" for b in range(256)] if byte_fallback else []
+    n_plain = vocab - len(special) - len(byte_toks)
+    if n_plain < 1:
+        raise ValueError("vocab too small")
+    plain = [chr(ord("a") + i) if i < 26 else f"t{i}" for i in range(n_plain)]
+    w.add_tokenizer_model("llama")
+    w.add_token_list([t.encode() for t in special + byte_toks + plain])
+    w.add_token_scores([0.0] * (3 + len(byte_toks)) + [-float(i) for i in range(n_plain)])
+    w.add_token_types([2, 3, 3] + [6] * len(byte_toks) + [1] * n_plain)
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+    w.add_add_bos_token(False)
