@@ -60,11 +60,13 @@ class RunResult:
     same_as_plain: bool | None = None
     first_divergence: int | None = None
     near_ties: int = 0
+    drift: float | None = None  # plain only: tok/s of the closing plain run over the opening one
     token_ids: list[int] = field(default_factory=list, repr=False)
+    decode_s: float = field(default=0.0, repr=False)
+    wall_s: float = field(default=0.0, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        d = {k: v for k, v in self.__dict__.items() if k != "token_ids"}
-        return d
+        return {k: v for k, v in self.__dict__.items() if k not in ("token_ids", "decode_s", "wall_s")}
 
 
 def _merge(dones: list[DoneEvent]) -> tuple[int, float, float, int, dict, dict, list[float], int, list[int]]:
@@ -131,7 +133,7 @@ def run_config(engine, wl: Workload, mode: str, cfg: BenchConfig) -> RunResult:
         wall_tok_s=tokens / wall_s if wall_s else 0.0,
         tau=tokens / passes if passes else 0.0,
         accept_by_pos=[round(a, 3) for a in acc[:16]],
-        drafted=drafted, accepted=accepted, near_ties=near, token_ids=ids,
+        drafted=drafted, accepted=accepted, near_ties=near, token_ids=ids, decode_s=decode_s, wall_s=wall_s,
     )
 
 
@@ -165,7 +167,25 @@ def run_peer(engine, wl: Workload, mode: str) -> RunResult:
         decode_s += dec
         wall_s += wall
     return RunResult(wl.name, mode, "peer-lookup", tokens, tokens / decode_s if decode_s else 0.0,
-                     tokens / wall_s if wall_s else 0.0, 0.0, [], {}, {})
+                     tokens / wall_s if wall_s else 0.0, 0.0, [], {}, {}, decode_s=decode_s, wall_s=wall_s)
+
+
+def bracket(first: RunResult, last: RunResult) -> RunResult:
+    """The plain baseline from a plain run before and one after the other configurations.
+
+    This machine's speed drifts (shared hosts, thermal limits) over the minutes a group of
+    runs takes; pooling both plain runs makes every ratio compare against the same period,
+    and ``drift`` shows how much the speed moved.
+    """
+    tokens = first.tokens + last.tokens
+    dec = first.decode_s + last.decode_s
+    wall = first.wall_s + last.wall_s
+    out = RunResult(first.workload, first.mode, first.config, first.tokens,
+                    decode_tok_s=tokens / dec if dec else 0.0, wall_tok_s=tokens / wall if wall else 0.0,
+                    tau=first.tau, accept_by_pos=first.accept_by_pos, drafted={}, accepted={},
+                    token_ids=first.token_ids, decode_s=dec, wall_s=wall)
+    out.drift = last.decode_tok_s / first.decode_tok_s if first.decode_tok_s else None
+    return out
 
 
 def run_bench(
@@ -174,7 +194,9 @@ def run_bench(
     modes: tuple[str, ...] = ("greedy", "sampled"),
     configs: tuple[str, ...] | None = None,
     progress: Callable[[str, float], None] | None = None,
+    bracketed: bool = True,
 ) -> list[RunResult]:
+    """bracketed: run plain again after the other configurations and pool both (see ``bracket``)."""
     if suite not in SUITES:
         raise ValueError(f"unknown suite {suite!r} (one of {', '.join(SUITES)})")
     chosen = [c for c in CONFIGS if (c.default if configs is None else c.name in configs)]
@@ -183,26 +205,28 @@ def run_bench(
     if not chosen or chosen[0].name != "plain":
         chosen = [CONFIGS[0]] + [c for c in chosen if c.name != "plain"]
     workloads = SUITES[suite]
-    total = len(workloads) * len(modes) * len(chosen)
+    order = chosen + ([chosen[0]] if bracketed and len(chosen) > 1 else [])
+    total = len(workloads) * len(modes) * len(order)
     done = 0
     results: list[RunResult] = []
     for wl in workloads:
         for mode in modes:
-            base: RunResult | None = None
-            for cfg in chosen:
+            group: list[RunResult] = []
+            for cfg in order:
                 if progress:
                     progress(f"{wl.name} {mode} {cfg.name}", done / total)
-                r = run_config(engine, wl, mode, cfg)
-                if cfg.name == "plain":
-                    base = r
-                if base is not None and base.decode_tok_s:
+                group.append(run_config(engine, wl, mode, cfg))
+                done += 1
+            base = bracket(group[0], group.pop()) if len(order) > len(chosen) else group[0]
+            group[0] = base
+            for r, cfg in zip(group, chosen, strict=True):
+                if base.decode_tok_s:
                     r.speedup = r.decode_tok_s / base.decode_tok_s
                     r.wall_speedup = r.wall_tok_s / base.wall_tok_s if base.wall_tok_s else 0.0
-                    if mode == "greedy" and cfg.spec is not None:
-                        r.first_divergence = first_difference(r.token_ids, base.token_ids)
-                        r.same_as_plain = r.first_divergence is None
-                results.append(r)
-                done += 1
+                if mode == "greedy" and cfg.spec is not None and cfg.name != "plain":
+                    r.first_divergence = first_difference(r.token_ids, base.token_ids)
+                    r.same_as_plain = r.first_divergence is None
+            results.extend(group)
     if progress:
         progress("done", 1.0)
     return results
@@ -214,6 +238,8 @@ def format_table(results: list[RunResult]) -> str:
     for r in results:
         acc = " ".join(f"{a:.2f}" for a in r.accept_by_pos[:8])
         same = "" if r.same_as_plain is None else ("  =plain" if r.same_as_plain else f"  differs@{r.first_divergence}")
+        if r.drift is not None:
+            same = f"  (closing plain run {r.drift - 1:+.0%})"
         lines.append(
             f"{r.workload:<15} {r.mode:<8} {r.config:<13} {r.tokens:>5} {r.decode_tok_s:>8.2f} {r.wall_tok_s:>8.2f} "
             f"{r.speedup:>7.2f}x {r.tau:>5.2f}  {acc}{same}"

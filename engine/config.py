@@ -21,3 +21,19 @@ class EngineConfig:
     memory_bandwidth_gbs: float = 0.0  # 0 = measure once and cache
     cache_dir: str = ""  # where measured curves / bandwidth are cached ("" = no cache)
     log_path: str = ""  # llama.cpp's log goes here ("" = discarded)
+
+
+def resolve_flash_attn(flash_attn: bool | None, *, gpu: bool, kv_type: str) -> bool | None:
+    """The flash-attention setting a context is created with (None = llama.cpp's auto).
+
+    An explicit choice wins. A quantized V cache needs flash attention. On CPU it is off:
+    on the 2-core CPU tau is developed on, llama.cpp's CPU flash-attention kernel made a
+    single-token step 9% and a 16-row verify pass 21% slower at a 900-token context
+    (interleaved medians, Qwen2.5-Coder-1.5B Q4_K_M), and the 16-row pass is the one
+    copy-heavy speculation lives on. On GPUs llama.cpp's auto choice stands.
+    """
+    if flash_attn is not None:
+        return flash_attn
+    if kv_type not in ("f16", "f32", "bf16"):
+        return True
+    return None if gpu else False

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from engine.config import EngineConfig
+from engine.config import EngineConfig, resolve_flash_attn
 from engine.gguf_info import GGUFInfo, read_gguf
 
 GiB = 1 << 30
@@ -335,12 +335,14 @@ def estimate(
     """The fit report for ``cfg`` on the given memory (pure; ``check_fit`` probes the machine)."""
     read = read or read_gguf
     info = read(cfg.model_path)
-    kw = {"gpu": gpu, "gpu_layers": cfg.gpu_layers, "n_batch": cfg.n_batch, "flash_attn": cfg.flash_attn}
-    tgt = model_needs(info, n_ctx=cfg.n_ctx, kv_type=cfg.kv_type, **kw)  # type: ignore[arg-type]
+    kw = {"gpu": gpu, "gpu_layers": cfg.gpu_layers, "n_batch": cfg.n_batch}
+    fa = resolve_flash_attn(cfg.flash_attn, gpu=gpu, kv_type=cfg.kv_type)
+    tgt = model_needs(info, n_ctx=cfg.n_ctx, kv_type=cfg.kv_type, flash_attn=fa, **kw)  # type: ignore[arg-type]
     drf = None
     if cfg.draft_model_path:
         dinfo = read(cfg.draft_model_path)
-        drf = model_needs(dinfo, n_ctx=tgt.n_ctx, kv_type="f16", **kw)  # type: ignore[arg-type]
+        dfa = resolve_flash_attn(cfg.flash_attn, gpu=gpu, kv_type="f16")
+        drf = model_needs(dinfo, n_ctx=tgt.n_ctx, kv_type="f16", flash_attn=dfa, **kw)  # type: ignore[arg-type]
     parts = [tgt] + ([drf] if drf else [])
     need_dev = sum(p.weights_device + p.kv_device + p.compute_device for p in parts)
     need_host = sum(p.weights_host + p.kv_host + p.compute_host for p in parts)

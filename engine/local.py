@@ -13,7 +13,7 @@ from pathlib import Path
 
 from engine import backend
 from engine.chat_template import render_chatml, render_jinja
-from engine.config import EngineConfig
+from engine.config import EngineConfig, resolve_flash_attn
 from engine.decoder import DrafterSlot, Speculator, Target, run
 from engine.drafters.draft_model import DraftModelDrafter
 from engine.drafters.mtp import MtpDrafter
@@ -75,7 +75,8 @@ class LocalEngine:
         self.model = backend.Model(cfg.model_path, gpu_layers=cfg.gpu_layers, load_mtp=self.gguf.mtp_layers > 0)
         self.gpu = backend.gpu_offload_supported() and cfg.gpu_layers != 0
         n_ctx = min(cfg.n_ctx, self.model.n_ctx_train) if self.model.n_ctx_train > 0 else cfg.n_ctx
-        ctx_kw: dict = dict(n_ctx=n_ctx, n_batch=cfg.n_batch, threads=cfg.threads, kv_type=cfg.kv_type, flash_attn=cfg.flash_attn)
+        self.flash_attn = resolve_flash_attn(cfg.flash_attn, gpu=self.gpu, kv_type=cfg.kv_type)
+        ctx_kw: dict = dict(n_ctx=n_ctx, n_batch=cfg.n_batch, threads=cfg.threads, kv_type=cfg.kv_type, flash_attn=self.flash_attn)
         ctx: backend.Context | None = None
         self.mtp_note = ""  # why MTP heads in the GGUF are not used ("" = used or none)
         if self.model.n_layer_nextn > 0:
@@ -93,16 +94,19 @@ class LocalEngine:
             say(f"loading draft {self.draft_gguf.name}", 0.5)
             self.draft_model = backend.Model(cfg.draft_model_path or "", gpu_layers=cfg.gpu_layers)
             self.draft_ctx = backend.Context(  # the drafter's KV stays f16: quantized KV collapses acceptance
-                self.draft_model, n_ctx=self.ctx.n_ctx, n_batch=cfg.n_batch, threads=cfg.threads, kv_type="f16", flash_attn=cfg.flash_attn
+                self.draft_model, n_ctx=self.ctx.n_ctx, n_batch=cfg.n_batch, threads=cfg.threads, kv_type="f16",
+                flash_attn=resolve_flash_attn(cfg.flash_attn, gpu=self.gpu, kv_type="f16"),
             )
         # machine profile
         ppath = profile_path(cfg.cache_dir, cfg.model_path, self.gpu, self.ctx.threads)
         prof = load_profile(ppath)
         dirty = False
-        if "verify_curve" not in prof or prof.get("curve_version") != CURVE_VERSION:
+        fa_key = "auto" if self.flash_attn is None else ("on" if self.flash_attn else "off")
+        if "verify_curve" not in prof or prof.get("curve_version") != CURVE_VERSION or prof.get("flash_attn", fa_key) != fa_key:
             say("measuring the verify-cost curve (once per model and machine)", 0.7)
             prof["verify_curve"] = {str(k): v for k, v in verify_curve(self.ctx, self.model.n_vocab).items()}
             prof["curve_version"] = CURVE_VERSION
+            prof["flash_attn"] = fa_key
             dirty = True
         if self.draft_ctx is not None and "draft_token_s" not in prof:
             prof["draft_token_s"] = token_cost(self.draft_ctx, self.model.n_vocab)

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-CURVE_POINTS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 14, 16, 20, 24)  # CPU kernels make the curve jagged
-CURVE_VERSION = 2
+CURVE_POINTS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 15, 16, 17, 20, 24)  # CPU kernels make the curve jagged
+CURVE_VERSION = 3
 WARM_TOKENS = 48
 
 

@@ -12,23 +12,37 @@ import math
 from dataclasses import dataclass, field
 
 MAX_WINDOW = 24
+# Speculate only when the estimate beats plain decode by this much: acceptance estimates
+# are noisy and a pass that loses costs for sure, so marginal windows are not worth it.
+SPECULATE_MARGIN = 0.05
 
 
 class CostCurve:
-    """Seconds to verify n rows (n = 1 + drafted tokens), with online refinement."""
+    """Seconds to verify n rows (n = 1 + drafted tokens): a measured shape times a live scale.
+
+    The machine's speed drifts (a shared host's memory traffic, thermal limits) while the
+    shape - what n rows cost relative to one - is a property of the kernels. So every
+    observed pass moves the scale quickly and the observed point's shape slowly. Refining
+    points independently would let frequent single-row passes on a slowed-down machine
+    make every window look cheap relative to them.
+    """
+
+    SCALE_ALPHA = 0.1  # how fast the whole curve follows the machine's speed
+    SHAPE_ALPHA = 0.03  # how fast one point's relative cost follows what it is observed to cost
 
     def __init__(self, seconds: dict[int, float]) -> None:
-        if 1 not in seconds:
-            raise ValueError("the cost curve needs n=1")
-        self._pts = dict(sorted(seconds.items()))
-        self._alpha = 0.05
+        if 1 not in seconds or seconds[1] <= 0:
+            raise ValueError("the cost curve needs a positive n=1")
+        base = seconds[1]
+        self._rel = {n: v / base for n, v in sorted(seconds.items())}
+        self._scale = base
 
     @property
     def points(self) -> dict[int, float]:
-        return dict(self._pts)
+        return {n: r * self._scale for n, r in self._rel.items()}
 
-    def cost(self, n: int) -> float:
-        pts = self._pts
+    def _relative(self, n: int) -> float:
+        pts = self._rel
         if n in pts:
             return pts[n]
         xs = list(pts)
@@ -43,17 +57,21 @@ class CostCurve:
         f = (n - lo) / (hi - lo)
         return pts[lo] * (1 - f) + pts[hi] * f
 
+    def cost(self, n: int) -> float:
+        return self._scale * self._relative(n)
+
     def relative(self, n: int) -> float:
-        return self.cost(n) / self._pts[1]
+        return self._relative(n)
 
     def observe(self, n: int, seconds: float) -> None:
         if seconds <= 0:
             return
-        if n in self._pts:
-            self._pts[n] = (1 - self._alpha) * self._pts[n] + self._alpha * seconds
-        else:
-            self._pts[n] = (1 - self._alpha) * self.cost(n) + self._alpha * seconds
-            self._pts = dict(sorted(self._pts.items()))
+        err = seconds / self.cost(n)
+        self._scale *= 1 + self.SCALE_ALPHA * (err - 1)
+        if n != 1:  # n = 1 is the unit the shape is measured in
+            rel = self._relative(n)
+            self._rel[n] = rel * (1 + self.SHAPE_ALPHA * (err - 1))
+            self._rel = dict(sorted(self._rel.items()))
 
 
 def confidence_bucket(confidence: int) -> int:
@@ -140,8 +158,10 @@ class Choice:
     gain: float  # expected tokens/s relative to plain decode
 
 
-def choose_window(curve: CostCurve, rates: list[float], max_k: int, draft_cost: float = 0.0) -> Choice:
-    """Best k in 0..max_k. draft_cost: seconds to draft one token (0 for lookups)."""
+def choose_window(
+    curve: CostCurve, rates: list[float], max_k: int, draft_cost: float = 0.0, margin: float = SPECULATE_MARGIN
+) -> Choice:
+    """Best k in 0..max_k (0 unless it beats plain by ``margin``). draft_cost: seconds per drafted token."""
     t1 = curve.cost(1)
     best = Choice(0, 1.0)
     for k in range(1, min(max_k, len(rates)) + 1):
@@ -149,4 +169,4 @@ def choose_window(curve: CostCurve, rates: list[float], max_k: int, draft_cost: 
         gain = expected_tokens(rates, k) / t * t1
         if gain > best.gain:
             best = Choice(k, gain)
-    return best
+    return best if best.gain > 1.0 + margin else Choice(0, 1.0)

@@ -16,6 +16,7 @@ from pathlib import Path
 from app.agent import toolbox
 from app.agent.budget import BudgetLimits, ContextBudget, cut_middle
 from app.agent.exits import AgentExit, Cancelled, EngineFailed, Finished, FormatGiveUp, StepLimit
+from app.agent.finish import TurnFacts, premature
 from app.agent.instructions import load_instructions
 from app.agent.mentions import attach_files
 from app.agent.prompts import FORMAT_FEEDBACK, system_prompt
@@ -59,8 +60,10 @@ STOP = ("<|im_end|>", "<|endoftext|>", "<tool_response>")
 class Agent:
     def __init__(self, engine: Engine, root: Path, *, config: Config, approver: Approver,
                  on_event: Callable[[AgentEvent], None], session: Session | None = None,
-                 tools: list[Tool] | None = None) -> None:
+                 tools: list[Tool] | None = None, insist: bool = False) -> None:
         self.engine, self.root, self.config = engine, Path(root).resolve(), config
+        self.insist = insist  # a job, not a chat: push back on answers that are not done (app.agent.finish)
+        self._facts = TurnFacts()
         self.approver, self.on_event = approver, on_event
         self.tools = toolbox.default_tools() if tools is None else list(tools)
         self._by_name = {t.name: t for t in self.tools}
@@ -107,6 +110,7 @@ class Agent:
             self._started = True
             self._emit(SessionStarted(self.session_id, str(self.root), self.engine.info.name, self.mode))
         self.undo_journal.begin_turn()
+        self._facts = TurnFacts()
         content, attached = attach_files(self.root, text, list_files(self.root))
         self._add({"role": "user", "content": content})
         register_files(self.engine, self.root, attached)
@@ -153,7 +157,13 @@ class Agent:
         if not parsed.calls and not parsed.errors:
             self._add({"role": "assistant", "content": reply.strip()})
             self._emit(AssistantMessage(parsed.content))
-            raise Finished(parsed.content)
+            nudge = premature(self._facts, parsed.content) if self.insist else None
+            if nudge is None:
+                raise Finished(parsed.content)
+            self._facts.nudges += 1
+            self._emit(Notice(f"not done yet: {nudge}"))
+            self._add({"role": "user", "content": nudge})
+            return
         if parsed.content:
             self._emit(AssistantMessage(parsed.content))
         if not parsed.calls:
@@ -202,9 +212,14 @@ class Agent:
             result = self._run_tool(call)
             self._emit(ToolResultEvent(call_id, call.name, result.ok, result.output, result.diff,
                                        result.exit_code, result.command))
+            kind = self._by_name[call.name].kind
+            if kind == "edit" and result.ok:
+                self._facts.edited()
+            elif kind == "shell":
+                self._facts.ran(result.command, result.exit_code)
             content = cut_middle(result.output, TOOL_OUTPUT_CHARS) or "(no output)"
             self._add({"role": "tool", "tool_call_id": call_id, "name": call.name, "content": content})
-            if self._by_name[call.name].kind in ("read", "edit"):
+            if kind in ("read", "edit"):
                 register_files(self.engine, self.root, result.paths)
         for error in parsed.errors:
             self._add({"role": "tool", "name": "error", "content": f"Error: {error}"})

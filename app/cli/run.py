@@ -108,7 +108,8 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
 
     old = signal.signal(signal.SIGINT, on_sigint)
     try:
-        agent = Agent(engine, Path.cwd(), config=cfg, approver=deny_all, on_event=printer, session=session)
+        agent = Agent(engine, Path.cwd(), config=cfg, approver=deny_all, on_event=printer, session=session,
+                      insist=True)
         final: Final = agent.run_turn(task, cancel)
         agent.session.close()
     finally:

@@ -19,6 +19,8 @@ def test_bench_runs_every_configuration_side_by_side(tiny_engine, monkeypatch: p
     assert [r.config for r in results] == names * 2
     plain = results[0]
     assert plain.config == "plain" and plain.speedup == pytest.approx(1.0)
+    assert plain.drift is not None and plain.drift > 0  # plain also ran after the others
+    assert "closing plain run" in bench.format_table(results)
     for r in results:
         assert r.tokens > 0 and r.decode_tok_s > 0
         if r.config not in ("plain", "peer-lookup"):
@@ -46,3 +48,15 @@ def test_key_length_sweep_configs_use_their_own_overlay(tiny_engine, monkeypatch
     assert set(tiny_engine.speculator.slots) == {"ngram", "draft"}
     for r in results[1:]:
         assert set(r.drafted) <= {r.config}
+
+
+def test_bracket_pools_the_opening_and_closing_plain_runs() -> None:
+    def run(tokens: int, dec: float) -> bench.RunResult:
+        return bench.RunResult("w", "greedy", "plain", tokens, tokens / dec, tokens / (dec + 1), 1.0, [], {}, {},
+                               decode_s=dec, wall_s=dec + 1)
+
+    base = bench.bracket(run(100, 10.0), run(100, 20.0))
+    assert base.decode_tok_s == pytest.approx(200 / 30)
+    assert base.wall_tok_s == pytest.approx(200 / 32)
+    assert base.drift == pytest.approx(0.5)
+    assert base.tokens == 100

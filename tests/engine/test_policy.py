@@ -16,9 +16,24 @@ def test_cost_curve_interpolates_and_learns() -> None:
     c = CostCurve({1: 1.0, 5: 2.0})
     assert c.cost(3) == 1.5
     assert c.cost(9) == 3.0  # extrapolated
-    for _ in range(200):
+    for _ in range(300):
         c.observe(5, 4.0)
-    assert 3.9 < c.cost(5) <= 4.0
+    assert 3.9 < c.cost(5) <= 4.1
+
+
+def test_a_slower_machine_scales_the_whole_curve_not_only_the_observed_point() -> None:
+    # plain decoding observes only single rows; when the machine slows down by 30% the
+    # windows must not start to look cheap relative to the single row
+    c = CostCurve({1: 1.0, 2: 1.5, 16: 5.0})
+    for _ in range(200):
+        c.observe(1, 1.3)
+    assert abs(c.cost(1) - 1.3) < 0.01
+    assert abs(c.relative(2) - 1.5) < 1e-9 and abs(c.cost(16) - 6.5) < 0.05
+    # a point whose shape was mismeasured is learned from its own observations
+    for _ in range(400):
+        c.observe(1, 1.3)
+        c.observe(16, 1.3 * 7.0)
+    assert 6.8 < c.relative(16) < 7.2 and abs(c.cost(1) - 1.3) < 0.1
 
 
 def test_low_acceptance_means_plain_decoding() -> None:

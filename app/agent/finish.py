@@ -1,0 +1,60 @@
+"""Is a final answer premature? Small local models often describe a fix instead of making it,
+or stop while the tests they just ran still fail. For headless runs (a job to be done, not
+a question to be answered) the loop pushes back a couple of times before it accepts.
+
+Pure: the loop records what happened in the turn (``TurnFacts``) and asks ``premature``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_NUDGES = 2  # per turn; after that the model's answer stands
+
+_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
+
+
+@dataclass
+class TurnFacts:
+    edits: int = 0  # successful file edits this turn
+    edits_since_check: int = 0  # edits after the last shell command
+    last_command: str | None = None
+    last_exit: int | None = None  # exit code of the last shell command this turn
+    nudges: int = 0
+
+    def edited(self) -> None:
+        self.edits += 1
+        self.edits_since_check += 1
+
+    def ran(self, command: str | None, exit_code: int | None) -> None:
+        self.last_command = command
+        self.last_exit = exit_code
+        self.edits_since_check = 0
+
+
+def has_code_block(text: str) -> bool:
+    """A fenced block with at least two non-empty lines (a snippet, not a one-word mention)."""
+    return any(sum(1 for ln in m.group(1).splitlines() if ln.strip()) >= 2 for m in _FENCE.finditer(text))
+
+
+def premature(facts: TurnFacts, reply: str, edit_tool: str = "edit_file") -> str | None:
+    """The push-back message for a final answer that is not done yet, or None to accept it."""
+    if facts.nudges >= MAX_NUDGES:
+        return None
+    if facts.edits == 0 and has_code_block(reply):
+        return (
+            "You have not changed any file: code written in your reply is NOT applied. "
+            f"Apply the change now with {edit_tool} (read the file first if you have not seen it), "
+            "then run the tests."
+        )
+    if facts.last_exit not in (None, 0):
+        cmd = f" (`{facts.last_command}`)" if facts.last_command else ""
+        if facts.edits_since_check:
+            return f"You changed files after the last command{cmd} failed. Run it again to check your change."
+        return (
+            f"The last command{cmd} failed with exit code {facts.last_exit}, so the task is not done. "
+            f"Find the cause, fix it with {edit_tool}, and run the command again. "
+            "If it cannot be fixed, say why."
+        )
+    return None
