@@ -38,15 +38,18 @@ def has_code_block(text: str) -> bool:
     return any(sum(1 for ln in m.group(1).splitlines() if ln.strip()) >= 2 for m in _FENCE.finditer(text))
 
 
-def premature(facts: TurnFacts, reply: str, edit_tool: str = "edit_file") -> str | None:
-    """The push-back message for a final answer that is not done yet, or None to accept it."""
+def premature(facts: TurnFacts, reply: str, edit_tool: str = "edit_file", example: str = "") -> str | None:
+    """The push-back message for a final answer that is not done yet, or None to accept it.
+
+    ``example``: a tool call in the model's format, shown when it has to make an edit."""
     if facts.nudges >= MAX_NUDGES:
         return None
     if facts.edits == 0 and has_code_block(reply):
+        how = f" like this:\n{example}" if example else "."
         return (
             "You have not changed any file: code written in your reply is NOT applied. "
-            f"Apply the change now with {edit_tool} (read the file first if you have not seen it), "
-            "then run the tests."
+            "You can edit files and run commands yourself by calling the tools. "
+            f"Apply the change now (read the file first if you have not seen it) by calling {edit_tool}{how}"
         )
     if facts.last_exit not in (None, 0):
         cmd = f" (`{facts.last_command}`)" if facts.last_command else ""

@@ -157,7 +157,7 @@ class Agent:
         if not parsed.calls and not parsed.errors:
             self._add({"role": "assistant", "content": reply.strip()})
             self._emit(AssistantMessage(parsed.content))
-            nudge = premature(self._facts, parsed.content) if self.insist else None
+            nudge = premature(self._facts, parsed.content, example=self._edit_example()) if self.insist else None
             if nudge is None:
                 raise Finished(parsed.content)
             self._facts.nudges += 1
@@ -246,6 +246,16 @@ class Agent:
             return ToolResult(False, f"error: {call.name} failed: {type(e).__name__}: {e}")
 
     # -- helpers ----------------------------------------------------------------------------
+    def _edit_example(self) -> str:
+        edit = self._by_name.get("edit_file")
+        if edit is None:
+            return ""
+        args = {"path": "FILE", "search": "the exact lines to change", "replace": "what they become"}
+        props = set((edit.parameters or {}).get("properties", {}))
+        if not set(args) <= props:
+            return ""
+        return "<tool_call>\n" + json.dumps({"name": edit.name, "arguments": args}) + "\n</tool_call>"
+
     def _next_id(self) -> int:
         self._ids = getattr(self, "_ids", 0) + 1
         return self._ids

@@ -22,7 +22,10 @@ from app.agent.jsonrepair import loads_lenient
 _TAGS = "tool_call|function_call|tools"
 _TAGGED = re.compile(rf"<({_TAGS})>(.*?)(?:</\1>|$)", re.DOTALL)
 _OPEN = re.compile(rf"<(?:{_TAGS})>")
-_FENCED = re.compile(r"```(?:json|JSON|tool_call)?[ \t]*\n(.*?)```", re.DOTALL)
+# every fenced block, whatever its language, so that blocks pair up in order (a pattern for
+# json blocks alone would pair one block's closing fence with the next block's opening)
+_FENCED = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)```", re.DOTALL)
+_CALL_LANGS = ("", "json", "tool_call")
 _FENCE_STRIP = re.compile(r"^\s*```[a-zA-Z_]*\s*\n?|\n?\s*```\s*$")
 
 
@@ -109,8 +112,10 @@ def parse_reply(text: str, known: Collection[str] | None = None) -> ParsedReply:
     # fenced JSON blocks naming a tool
     spans: list[tuple[int, int]] = []
     for m in _FENCED.finditer(text):
+        if m.group(1).lower() not in _CALL_LANGS:
+            continue
         try:
-            obj = loads_lenient(m.group(1))
+            obj = loads_lenient(m.group(2))
         except ValueError:
             continue
         if _looks_like_call(obj) and (known is None or obj["name"] in known):

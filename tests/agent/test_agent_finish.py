@@ -50,7 +50,8 @@ def test_shown_fix_is_pushed_back_until_applied_and_tested(repo):
     assert "return a + b" in (repo / "calc.py").read_text()
     notices = [n.message for n in rec.of(Notice) if n.message.startswith("not done yet")]
     assert len(notices) == 2 and "NOT applied" in notices[0] and "Run it again" in notices[1]
-    assert "NOT applied" in engine.prompts[2]  # the model saw the push-back
+    assert "NOT applied" in engine.prompts[2]  # the model saw the push-back, with the call format
+    assert '<tool_call>\n{"name": "edit_file", "arguments": {"path": "FILE", "search"' in engine.prompts[2]
 
 
 def test_push_back_gives_up_after_max_nudges(repo):

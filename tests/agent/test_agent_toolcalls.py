@@ -49,6 +49,20 @@ def test_fenced_json_and_bare_object_count_only_for_known_tools():
     assert parse_reply('{"name": "x", "version": 1}', KNOWN).calls == []
 
 
+def test_fenced_calls_after_a_code_block_pair_their_fences():
+    # what Qwen2.5-Coder-1.5B wrote in a tau run: a python block, then the calls as json blocks
+    text = (
+        "The bug is in add. Here's the corrected code:\n\n```python\ndef add(a, b):\n    return a + b\n```\n\n"
+        "To apply it:\n\n```json\n{\"name\": \"edit_file\", \"arguments\": {\"path\": \"calc.py\", "
+        "\"search\": \"    return a - b\", \"replace\": \"    return a + b\"}}\n```\n\nThen:\n\n"
+        "```json\n{\"name\": \"shell\", \"arguments\": {\"command\": \"pytest -q\"}}\n```"
+    )
+    r = parse_reply(text, KNOWN)
+    assert [c.name for c in r.calls] == ["edit_file", "shell"]
+    assert r.calls[0].arguments["search"] == "    return a - b"
+    assert "```python" in r.content and "edit_file" not in r.content
+
+
 def test_malformed_calls_report_errors():
     r = parse_reply("<tool_call>\nread_file(path='a.py')\n</tool_call>", KNOWN)
     assert r.calls == [] and "not valid JSON" in r.errors[0]
