@@ -16,11 +16,12 @@ from pathlib import Path
 from app.agent import toolbox
 from app.agent.budget import BudgetLimits, ContextBudget, cut_middle
 from app.agent.exits import AgentExit, Cancelled, EngineFailed, Finished, FormatGiveUp, StepLimit
-from app.agent.finish import TurnFacts, premature
+from app.agent.finish import MAX_NUDGES, TurnFacts, has_code_block, premature
 from app.agent.instructions import load_instructions
 from app.agent.mentions import attach_files
 from app.agent.prompts import FORMAT_FEEDBACK, system_prompt
 from app.agent.repomap import list_files, repo_map
+from app.agent.shown_code import python_sources, shown_edits
 from app.agent.summary import summarize
 from app.agent.tokens import counter_for
 from app.agent.toolcalls import ParsedReply, ToolCall, parse_reply
@@ -155,6 +156,14 @@ class Agent:
         reply, finish = self.query()
         parsed = parse_reply(reply, self._by_name)
         if not parsed.calls and not parsed.errors:
+            shown = self._shown_code_calls(parsed.content)
+            if shown:  # a job's answer that shows a fix instead of making it: make it
+                self._facts.nudges += 1
+                self._emit(AssistantMessage(parsed.content))
+                self._emit(Notice("applying the code shown in the answer: "
+                                  + ", ".join(f"{c.arguments['path']}" for c in shown)))
+                self.execute(ParsedReply(parsed.content, shown, []))
+                return
             self._add({"role": "assistant", "content": reply.strip()})
             self._emit(AssistantMessage(parsed.content))
             nudge = premature(self._facts, parsed.content, example=self._edit_example()) if self.insist else None
@@ -246,6 +255,16 @@ class Agent:
             return ToolResult(False, f"error: {call.name} failed: {type(e).__name__}: {e}")
 
     # -- helpers ----------------------------------------------------------------------------
+    def _shown_code_calls(self, content: str) -> list[ToolCall]:
+        """edit_file calls for definitions a job's final answer rewrote without editing (app.agent.shown_code)."""
+        if not self.insist or self._facts.edits or self._facts.nudges >= MAX_NUDGES or "edit_file" not in self._by_name:
+            return []
+        if not has_code_block(content):
+            return []
+        files = python_sources(self.root, list_files(self.root))
+        return [ToolCall("edit_file", {"path": e.path, "search": e.search, "replace": e.replace})
+                for e in shown_edits(content, files)]
+
     def _edit_example(self) -> str:
         edit = self._by_name.get("edit_file")
         if edit is None:

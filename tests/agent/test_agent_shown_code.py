@@ -1,0 +1,42 @@
+from app.agent.shown_code import is_test_file, python_sources, shown_edits
+
+LIB = "import os\n\n\n@cache\ndef area(r):\n    return 3 * r\n\n\nclass Box:\n    def size(self):\n        return 1\n"
+
+
+def test_a_shown_function_replaces_the_files_definition_with_its_decorators():
+    reply = "Fixed:\n```python\n@cache\ndef area(r):\n    return 3.14159 * r * r\n```"
+    (e,) = shown_edits(reply, {"geo.py": LIB})
+    assert (e.path, e.symbol) == ("geo.py", "area")
+    assert e.search == "@cache\ndef area(r):\n    return 3 * r"
+    assert e.replace == "@cache\ndef area(r):\n    return 3.14159 * r * r"
+
+
+def test_classes_and_several_blocks_last_one_wins():
+    reply = (
+        "```python\nclass Box:\n    def size(self):\n        return 2\n```\nor better\n"
+        "```py\nclass Box:\n    def size(self):\n        return 3\n```"
+    )
+    (e,) = shown_edits(reply, {"geo.py": LIB})
+    assert e.symbol == "Box" and e.replace.endswith("return 3")
+
+
+def test_what_is_not_applied():
+    files = {"geo.py": LIB, "other.py": "def area(r):\n    return r\n", "test_geo.py": "def test_area():\n    assert 1\n"}
+    # ambiguous name, unchanged definition, a test, another language, invalid Python, a snippet
+    assert shown_edits("```python\ndef area(r):\n    return 0\n```", files) == []
+    assert shown_edits("```python\nclass Box:\n    def size(self):\n        return 1\n```", files) == []
+    assert shown_edits("```python\ndef test_area():\n    assert 2\n```", files) == []
+    assert shown_edits("```js\nclass Box {}\n```", files) == []
+    assert shown_edits("```python\ndef area(r:\n```", {"geo.py": LIB}) == []
+    assert shown_edits("```python\nprint(area(2))\nx = 1\n```", {"geo.py": LIB}) == []
+    # a file that does not parse is not a target
+    assert shown_edits("```python\ndef f():\n    return 2\n```", {"bad.py": "def f(:\n"}) == []
+
+
+def test_test_files_and_sources(tmp_path):
+    assert is_test_file("tests/util.py") and is_test_file("pkg/test_x.py") and is_test_file("x_test.py")
+    assert not is_test_file("pkg/testing.py")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "b.txt").write_text("no")
+    (tmp_path / "c.py").write_bytes(b"\xff\xfe")
+    assert python_sources(tmp_path, ["a.py", "b.txt", "c.py", "missing.py"]) == {"a.py": "x = 1\n"}
