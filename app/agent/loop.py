@@ -112,7 +112,8 @@ class Agent:
             self._emit(SessionStarted(self.session_id, str(self.root), self.engine.info.name, self.mode))
         self.undo_journal.begin_turn()
         self._facts = TurnFacts()
-        content, attached = attach_files(self.root, text, list_files(self.root))
+        first = not any(m.get("role") == "user" for m in self.messages)
+        content, attached = attach_files(self.root, text, list_files(self.root), whole_small_workspace=self.insist and first)
         self._add({"role": "user", "content": content})
         register_files(self.engine, self.root, attached)
         self._failures = 0

@@ -1,5 +1,7 @@
 """Files the user names in a message are attached to it, so a small model sees their exact text
-(and can copy SEARCH text from it) without spending a step on read_file."""
+(and can copy SEARCH text from it) without spending a step on read_file. A headless job in a
+tiny workspace gets every file attached: small models rarely read before they guess.
+Files that may hold secrets are never attached (reading them needs approval)."""
 
 from __future__ import annotations
 
@@ -7,9 +9,13 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from tools.secret_files import is_secret_path
+
 MAX_FILES = 4
 MAX_FILE_CHARS = 12_000
 MAX_TOTAL_CHARS = 24_000
+SMALL_WORKSPACE_CHARS = 8_000  # a workspace this small is attached whole to a headless job
+SMALL_WORKSPACE_FILES = 12
 
 _PATHLIKE = re.compile(r"[\w][\w./\\-]*\.[A-Za-z0-9_]+")
 
@@ -33,12 +39,34 @@ def mentioned_files(text: str, files: Sequence[str]) -> list[str]:
     return found[:MAX_FILES]
 
 
-def attach_files(root: Path, text: str, files: Sequence[str]) -> tuple[str, list[str]]:
-    """``text`` followed by the contents of the files it mentions; and those files' paths."""
+def small_workspace(root: Path, files: Sequence[str]) -> list[str]:
+    """All of the workspace's files when they are few, small, text and not secret; else []."""
+    if not files or len(files) > SMALL_WORKSPACE_FILES:
+        return []
+    total = 0
+    for rel in files:
+        if is_secret_path(rel):
+            return []
+        try:
+            total += len((root / rel).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            return []
+        if total > SMALL_WORKSPACE_CHARS:
+            return []
+    return list(files)
+
+
+def attach_files(root: Path, text: str, files: Sequence[str], *, whole_small_workspace: bool = False) -> tuple[str, list[str]]:
+    """``text`` followed by the contents of the files it mentions (or of the whole workspace
+    when it is small and ``whole_small_workspace``); and those files' paths."""
     parts: list[str] = []
     attached: list[str] = []
     total = 0
-    for rel in mentioned_files(text, files):
+    small = small_workspace(root, files) if whole_small_workspace else []
+    names = small or mentioned_files(text, files)
+    for rel in names:
+        if is_secret_path(rel):
+            continue
         try:
             body = (root / rel).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
@@ -50,4 +78,5 @@ def attach_files(root: Path, text: str, files: Sequence[str]) -> tuple[str, list
         parts.append(f"{rel}\n```\n{body}{'' if body.endswith(chr(10)) else chr(10)}```")
     if not parts:
         return text, []
-    return text + "\n\n(Current content of the files mentioned above:)\n" + "\n\n".join(parts), attached
+    what = "the workspace's files" if small else "the files mentioned above"
+    return text + f"\n\n(Current content of {what}:)\n" + "\n\n".join(parts), attached

@@ -1,7 +1,7 @@
 import subprocess
 
 from app.agent.instructions import load_instructions
-from app.agent.mentions import attach_files, mentioned_files
+from app.agent.mentions import attach_files, mentioned_files, small_workspace
 from app.agent.repomap import python_symbols, regex_symbols, repo_map
 
 
@@ -68,3 +68,24 @@ def test_attach_files_appends_contents_capped(tmp_path):
     assert attached == ["a.py"]
     assert text.startswith("look at a.py and big.py\n\n") and "a.py\n```\nA = 1\n```" in text and "xxxx" not in text
     assert attach_files(tmp_path, "nothing", ["a.py"]) == ("nothing", [])
+
+
+def test_secret_files_are_never_attached(tmp_path):
+    (tmp_path / ".env").write_text("API_KEY=hunter2\n")
+    (tmp_path / "a.py").write_text("A = 1\n")
+    text, attached = attach_files(tmp_path, "compare .env with a.py", [".env", "a.py"])
+    assert attached == ["a.py"] and "hunter2" not in text
+    text, attached = attach_files(tmp_path, "go", [".env", "a.py"], whole_small_workspace=True)
+    assert attached == [] and "hunter2" not in text  # a workspace with secrets is not attached whole
+
+
+def test_a_small_workspace_is_attached_whole_to_a_job(tmp_path):
+    (tmp_path / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (tmp_path / "test_calc.py").write_text("from calc import add\n")
+    files = ["calc.py", "test_calc.py"]
+    assert small_workspace(tmp_path, files) == files
+    text, attached = attach_files(tmp_path, "the tests fail", files, whole_small_workspace=True)
+    assert attached == files and "(Current content of the workspace's files:)" in text and "return a - b" in text
+    assert attach_files(tmp_path, "the tests fail", files) == ("the tests fail", [])  # chat: only what is named
+    (tmp_path / "big.py").write_text("x = 1\n" * 2000)
+    assert small_workspace(tmp_path, files + ["big.py"]) == []
