@@ -38,13 +38,14 @@ def has_code_block(text: str) -> bool:
     return any(sum(1 for ln in m.group(1).splitlines() if ln.strip()) >= 2 for m in _FENCE.finditer(text))
 
 
-def premature(facts: TurnFacts, reply: str, edit_tool: str = "edit_file", example: str = "") -> str | None:
+def premature(facts: TurnFacts, shows_new_code: bool, edit_tool: str = "edit_file", example: str = "") -> str | None:
     """The push-back message for a final answer that is not done yet, or None to accept it.
 
+    shows_new_code: the answer holds code that is not merely quoted from the workspace.
     ``example``: a tool call in the model's format, shown when it has to make an edit."""
     if facts.nudges >= MAX_NUDGES:
         return None
-    if facts.edits == 0 and has_code_block(reply):
+    if facts.edits == 0 and shows_new_code:
         how = f" like this:\n{example}" if example else "."
         return (
             "You have not changed any file: code written in your reply is NOT applied. "

@@ -21,7 +21,7 @@ from app.agent.instructions import load_instructions
 from app.agent.mentions import attach_files
 from app.agent.prompts import FORMAT_FEEDBACK, system_prompt
 from app.agent.repomap import list_files, repo_map
-from app.agent.shown_code import python_sources, shown_edits
+from app.agent.shown_code import only_quotes, shown_edits, workspace_texts
 from app.agent.summary import summarize
 from app.agent.tokens import counter_for
 from app.agent.toolcalls import ParsedReply, ToolCall, parse_reply
@@ -157,7 +157,7 @@ class Agent:
         reply, finish = self.query()
         parsed = parse_reply(reply, self._by_name)
         if not parsed.calls and not parsed.errors:
-            shown = self._shown_code_calls(parsed.content)
+            shown, new_code = self._judge_code(parsed.content)
             if shown:  # a job's answer that shows a fix instead of making it: make it
                 self._facts.nudges += 1
                 self._emit(AssistantMessage(parsed.content))
@@ -167,7 +167,7 @@ class Agent:
                 return
             self._add({"role": "assistant", "content": reply.strip()})
             self._emit(AssistantMessage(parsed.content))
-            nudge = premature(self._facts, parsed.content, example=self._edit_example()) if self.insist else None
+            nudge = premature(self._facts, new_code, example=self._edit_example()) if self.insist else None
             if nudge is None:
                 raise Finished(parsed.content)
             self._facts.nudges += 1
@@ -256,15 +256,19 @@ class Agent:
             return ToolResult(False, f"error: {call.name} failed: {type(e).__name__}: {e}")
 
     # -- helpers ----------------------------------------------------------------------------
-    def _shown_code_calls(self, content: str) -> list[ToolCall]:
-        """edit_file calls for definitions a job's final answer rewrote without editing (app.agent.shown_code)."""
-        if not self.insist or self._facts.edits or self._facts.nudges >= MAX_NUDGES or "edit_file" not in self._by_name:
-            return []
-        if not has_code_block(content):
-            return []
-        files = python_sources(self.root, list_files(self.root))
-        return [ToolCall("edit_file", {"path": e.path, "search": e.search, "replace": e.replace})
-                for e in shown_edits(content, files)]
+    def _judge_code(self, content: str) -> tuple[list[ToolCall], bool]:
+        """For a job's final answer: edit_file calls for definitions it rewrote without editing
+        (app.agent.shown_code), and whether it shows code that is not a quote of the workspace."""
+        if not self.insist or self._facts.edits or not has_code_block(content):
+            return [], False
+        paths = list_files(self.root)
+        texts = workspace_texts(self.root, paths)
+        calls: list[ToolCall] = []
+        if self._facts.nudges < MAX_NUDGES and "edit_file" in self._by_name:
+            py = {p: t for p, t in texts.items() if p.endswith(".py")}
+            calls = [ToolCall("edit_file", {"path": e.path, "search": e.search, "replace": e.replace})
+                     for e in shown_edits(content, py)]
+        return calls, not only_quotes(content, texts)
 
     def _edit_example(self) -> str:
         edit = self._by_name.get("edit_file")

@@ -7,7 +7,7 @@ can replace the file's. The loop turns these into ordinary edit_file calls, so t
 same permission rules and undo journal as any other edit. Test files are never targets: a
 shown test is an illustration more often than an intended change.
 
-``shown_edits`` is pure; ``python_sources`` is the thin I/O that feeds it.
+``shown_edits`` and ``only_quotes`` are pure; ``workspace_texts`` is the thin I/O that feeds them.
 """
 
 from __future__ import annotations
@@ -87,11 +87,21 @@ def shown_edits(reply: str, files: dict[str, str]) -> list[ShownEdit]:
     return list(edits.values())
 
 
-def python_sources(root: Path, paths: list[str]) -> dict[str, str]:
-    """The texts of the workspace's Python files among ``paths`` (size-capped, readable only)."""
+def only_quotes(reply: str, files: dict[str, str]) -> bool:
+    """Every fenced block of ``reply`` merely quotes the files (each of its lines is in them)."""
+    lines = {ln.strip() for text in files.values() for ln in text.splitlines()}
+    for m in _FENCE.finditer(reply):
+        body = [ln.strip() for ln in m.group(2).splitlines() if ln.strip()]
+        if body and not all(ln in lines for ln in body):
+            return False
+    return True
+
+
+def workspace_texts(root: Path, paths: list[str], suffix: str = "") -> dict[str, str]:
+    """The texts of the workspace's files among ``paths`` ending in ``suffix`` (size-capped, text only)."""
     out: dict[str, str] = {}
     for rel in paths:
-        if not rel.endswith(".py") or len(out) >= MAX_FILES:
+        if not rel.endswith(suffix) or len(out) >= MAX_FILES:
             continue
         p = root / rel
         try:

@@ -21,20 +21,20 @@ def test_code_block_detection():
 
 
 def test_premature_rules():
-    assert "NOT applied" in premature(TurnFacts(), SHOWN_FIX)
-    assert premature(TurnFacts(), "Nothing to change: add() is correct.") is None
+    assert "NOT applied" in premature(TurnFacts(), True)
+    assert premature(TurnFacts(), False) is None
     edited = TurnFacts()
     edited.edited()
-    assert premature(edited, SHOWN_FIX) is None  # a summary with code after a real edit is fine
+    assert premature(edited, True) is None  # a summary with code after a real edit is fine
     failing = TurnFacts()
     failing.ran("python -m pytest -q", 1)
-    msg = premature(failing, "All good.")
+    msg = premature(failing, False)
     assert msg and "exit code 1" in msg and "python -m pytest -q" in msg
     failing.edited()
-    assert "Run it again" in premature(failing, "Fixed.")
+    assert "Run it again" in premature(failing, False)
     failing.ran("python -m pytest -q", 0)
-    assert premature(failing, "Fixed.") is None
-    assert premature(TurnFacts(nudges=MAX_NUDGES), SHOWN_FIX) is None
+    assert premature(failing, False) is None
+    assert premature(TurnFacts(nudges=MAX_NUDGES), True) is None
 
 
 def test_shown_fix_is_applied_then_the_check_must_be_rerun(repo):
@@ -83,6 +83,14 @@ def test_push_back_gives_up_after_max_nudges(repo):
     final = agent.run_turn("fix add")
     assert final.status == "done" and len(engine.prompts) == MAX_NUDGES + 1
     assert "a - b" in (repo / "calc.py").read_text()
+
+
+def test_a_job_answer_quoting_the_workspace_is_accepted(repo):
+    quote = "The second function is mul:\n```python\ndef mul(a, b):\n    return a * b\n```"
+    engine = ScriptedEngine([quote])
+    agent, _ = make_agent(engine, repo, mode="full-auto", insist=True)
+    assert agent.run_turn("what is the second function in calc.py?") == Final("done", quote)
+    assert len(engine.prompts) == 1
 
 
 def test_interactive_agent_accepts_answers_with_code(repo):

@@ -1,4 +1,4 @@
-from app.agent.shown_code import is_test_file, python_sources, shown_edits
+from app.agent.shown_code import is_test_file, only_quotes, shown_edits, workspace_texts
 
 LIB = "import os\n\n\n@cache\ndef area(r):\n    return 3 * r\n\n\nclass Box:\n    def size(self):\n        return 1\n"
 
@@ -39,4 +39,12 @@ def test_test_files_and_sources(tmp_path):
     (tmp_path / "a.py").write_text("x = 1\n")
     (tmp_path / "b.txt").write_text("no")
     (tmp_path / "c.py").write_bytes(b"\xff\xfe")
-    assert python_sources(tmp_path, ["a.py", "b.txt", "c.py", "missing.py"]) == {"a.py": "x = 1\n"}
+    assert workspace_texts(tmp_path, ["a.py", "b.txt", "c.py", "missing.py"], ".py") == {"a.py": "x = 1\n"}
+    assert workspace_texts(tmp_path, ["a.py", "b.txt"]) == {"a.py": "x = 1\n", "b.txt": "no"}
+
+
+def test_only_quotes():
+    files = {"geo.py": LIB}
+    assert only_quotes("It is:\n```python\nclass Box:\n    def size(self):\n```", files)
+    assert only_quotes("no code at all", files)
+    assert not only_quotes("```python\ndef area(r):\n    return 4 * r\n```", files)
