@@ -56,7 +56,7 @@ def test_shown_fix_is_applied_then_the_check_must_be_rerun(repo):
     assert [r.ok for r in rec.of(ToolResultEvent)] == [False, True, True]  # failing check, edit, passing check
     assert rec.of(ToolResultEvent)[2].exit_code == 0
     notices = [n.message for n in rec.of(Notice)]
-    assert any(n.startswith("applying the code shown in the answer: calc.py") for n in notices)
+    assert any(n.startswith("doing what the answer shows: edit calc.py") for n in notices)
     assert any(n.startswith("not done yet") and "Run it again" in n for n in notices)
     # the conversation records the shown code as the assistant's edit
     edit_msg = next(m for m in agent.messages if m.get("tool_calls") and m["tool_calls"][0]["function"]["name"] == "edit_file")
@@ -98,3 +98,26 @@ def test_interactive_agent_accepts_answers_with_code(repo):
     agent, _ = make_agent(engine, repo)
     assert agent.run_turn("how would I fix add?") == Final("done", SHOWN_FIX)
     assert len(engine.prompts) == 1 and "a - b" in (repo / "calc.py").read_text()
+
+
+def test_a_rerun_shown_instead_of_made_is_made_once_something_changed(repo):
+    shown_run = f"Now the tests pass:\n```\n$ {FAILING_CHECK}\nok\n```"
+    engine = ScriptedEngine([
+        call("run_shell", command=FAILING_CHECK),
+        call("edit_file", path="calc.py", search="    return a - b", replace="    return a + b"),
+        shown_run,  # the check it ran before, shown as run after an edit: run it
+        "Fixed add().",
+    ])
+    agent, rec = make_agent(engine, repo, mode="full-auto", insist=True)
+    assert agent.run_turn("fix add") == Final("done", "Fixed add().")
+    calls = rec.of(ToolCallEvent)
+    assert [c.name for c in calls] == ["run_shell", "edit_file", "run_shell"]
+    assert calls[2].arguments == {"command": FAILING_CHECK} and rec.of(ToolResultEvent)[2].exit_code == 0
+    assert any(n.message == f"doing what the answer shows: run {FAILING_CHECK}" for n in rec.of(Notice))
+
+
+def test_a_shown_command_that_was_not_run_this_turn_is_not_run(repo):
+    engine = ScriptedEngine(["Done:\n```\n$ rm -rf build\n(removed)\n```", "Nothing to clean."])
+    agent, rec = make_agent(engine, repo, mode="full-auto", insist=True)
+    assert agent.run_turn("clean up") == Final("done", "Nothing to clean.")
+    assert rec.of(ToolCallEvent) == []

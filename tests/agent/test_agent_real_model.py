@@ -65,3 +65,29 @@ def test_run_reads_a_file_and_answers(repo, monkeypatch, use_engine, capsys):
     assert code == 0 and events[-1]["status"] == "done"
     assert "mul" in events[-1]["message"].lower()
     assert any(e["type"] == "engine_stats" and e["final"] and e["stats"]["completion_tokens"] > 0 for e in events)
+
+
+def test_run_full_auto_fixes_a_bug_until_the_test_passes(tmp_path, monkeypatch, use_engine, capsys):
+    import subprocess
+    import sys
+
+    (tmp_path / "calc.py").write_text("def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n")
+    (tmp_path / "test_calc.py").write_text(
+        "from calc import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
+    )
+    for args in (["init", "-q"], ["add", "."], ["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init"]):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    def tests_pass() -> bool:
+        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=tmp_path, capture_output=True)
+        return r.returncode == 0
+
+    assert not tests_pass()
+    monkeypatch.chdir(tmp_path)
+    code = main(["run", "The tests fail (run them with `python -m pytest -q`). Find the bug in the code and fix it, "
+                 "then run the tests to check.", "--json", "--mode", "full-auto", "--max-steps", "8"])
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert events[-1]["type"] == "final", events[-1]
+    assert tests_pass(), [(e["type"], e.get("name"), e.get("message", "")[:200]) for e in events if e["type"] != "assistant_delta"]
+    assert code == 0 and events[-1]["status"] == "done"
+    assert "a - b" not in (tmp_path / "calc.py").read_text()
