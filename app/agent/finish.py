@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-MAX_NUDGES = 3  # per turn (applying shown code counts as one); after that the model's answer stands
+MAX_NUDGES = 4  # per turn (doing what an answer showed counts as one); after that the model's answer stands
 
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 
