@@ -21,7 +21,7 @@ from app.agent.instructions import load_instructions
 from app.agent.mentions import attach_files
 from app.agent.prompts import FORMAT_FEEDBACK, system_prompt
 from app.agent.repomap import list_files, repo_map
-from app.agent.shown_code import only_quotes, shown_commands, shown_edits, workspace_texts
+from app.agent.shown_code import only_quotes, shown_edits, workspace_texts
 from app.agent.summary import summarize
 from app.agent.tokens import counter_for
 from app.agent.toolcalls import ParsedReply, ToolCall, parse_reply
@@ -158,10 +158,10 @@ class Agent:
         parsed = parse_reply(reply, self._by_name)
         if not parsed.calls and not parsed.errors:
             shown, new_code = self._judge_code(parsed.content)
-            if shown:  # a job's answer that shows a fix (or a rerun) instead of making it: make it
+            if shown:  # a job's answer that shows a fix instead of making it, or skips the check: do it
                 self._facts.nudges += 1
                 self._emit(AssistantMessage(parsed.content))
-                self._emit(Notice("doing what the answer shows: " + ", ".join(
+                self._emit(Notice("before accepting the answer: " + ", ".join(
                     f"edit {c.arguments['path']}" if c.name == "edit_file" else f"run {c.arguments['command']}"
                     for c in shown)))
                 self.execute(ParsedReply(parsed.content, shown, []))
@@ -258,9 +258,10 @@ class Agent:
 
     # -- helpers ----------------------------------------------------------------------------
     def _judge_code(self, content: str) -> tuple[list[ToolCall], bool]:
-        """For a job's final answer: the calls it showed instead of making (app.agent.shown_code) -
-        edit_file for definitions it rewrote, and run_shell for a command of this turn that it
-        shows as ``$ command`` - and whether it shows code that is not a quote of the workspace."""
+        """For a job's final answer: the calls it should have made (app.agent.shown_code) -
+        edit_file for definitions it rewrote in its answer instead of editing, and a rerun of
+        this turn's failing check once files changed since - and whether the answer shows code
+        that is not a quote of the workspace."""
         facts = self._facts
         if not self.insist or facts.nudges >= MAX_NUDGES:
             return [], False
@@ -273,9 +274,9 @@ class Agent:
                 py = {p: t for p, t in texts.items() if p.endswith(".py")}
                 calls = [ToolCall("edit_file", {"path": e.path, "search": e.search, "replace": e.replace})
                          for e in shown_edits(content, py)]
-        rerun = facts.last_command if facts.last_exit not in (None, 0) else None
-        if rerun and (calls or facts.edits_since_check) and rerun in shown_commands(content) and "run_shell" in self._by_name:
-            calls.append(ToolCall("run_shell", {"command": rerun}))  # only a command it already ran this turn
+        failing = facts.last_command if facts.last_exit not in (None, 0) else None
+        if failing and (calls or facts.edits_since_check) and "run_shell" in self._by_name:
+            calls.append(ToolCall("run_shell", {"command": failing}))  # only a command it ran itself this turn
         return calls, new_code
 
     def _edit_example(self) -> str:

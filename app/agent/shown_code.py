@@ -87,21 +87,6 @@ def shown_edits(reply: str, files: dict[str, str]) -> list[ShownEdit]:
     return list(edits.values())
 
 
-_SHELL_LANGS = ("", "sh", "bash", "shell", "console", "text")
-
-
-def shown_commands(reply: str) -> list[str]:
-    """Commands an answer shows as run (a fenced block whose first line is ``$ command``)."""
-    out: list[str] = []
-    for m in _FENCE.finditer(reply):
-        if m.group(1).lower() not in _SHELL_LANGS:
-            continue
-        first = next((ln.strip() for ln in m.group(2).splitlines() if ln.strip()), "")
-        if first.startswith("$ ") and first[2:].strip():
-            out.append(first[2:].strip())
-    return out
-
-
 def only_quotes(reply: str, files: dict[str, str]) -> bool:
     """Every fenced block of ``reply`` merely quotes the files (each of its lines is in them)."""
     lines = {ln.strip() for text in files.values() for ln in text.splitlines()}

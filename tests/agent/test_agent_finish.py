@@ -37,12 +37,10 @@ def test_premature_rules():
     assert premature(TurnFacts(nudges=MAX_NUDGES), True) is None
 
 
-def test_shown_fix_is_applied_then_the_check_must_be_rerun(repo):
+def test_shown_fix_is_applied_and_the_failing_check_rerun(repo):
     engine = ScriptedEngine([
         call("run_shell", command=FAILING_CHECK),
-        SHOWN_FIX,  # no tool call: the shown definition of add replaces the file's
-        "Fixed add().",  # pushed back: the last run failed and it was not rerun
-        call("run_shell", command=FAILING_CHECK),
+        SHOWN_FIX,  # no tool call: the shown definition of add replaces the file's, and the check reruns
         "Fixed add(): it subtracted.",
     ])
     agent, rec = make_agent(engine, repo, mode="full-auto", insist=True)
@@ -53,15 +51,29 @@ def test_shown_fix_is_applied_then_the_check_must_be_rerun(repo):
     assert [c.name for c in calls] == ["run_shell", "edit_file", "run_shell"]
     assert calls[1].arguments == {"path": "calc.py", "search": "def add(a, b):\n    return a - b",
                                   "replace": "def add(a, b):\n    return a + b"}
+    assert calls[2].arguments == {"command": FAILING_CHECK}
     assert [r.ok for r in rec.of(ToolResultEvent)] == [False, True, True]  # failing check, edit, passing check
-    assert rec.of(ToolResultEvent)[2].exit_code == 0
     notices = [n.message for n in rec.of(Notice)]
-    assert any(n.startswith("doing what the answer shows: edit calc.py") for n in notices)
-    assert any(n.startswith("not done yet") and "Run it again" in n for n in notices)
+    assert f"before accepting the answer: edit calc.py, run {FAILING_CHECK}" in notices
     # the conversation records the shown code as the assistant's edit
     edit_msg = next(m for m in agent.messages if m.get("tool_calls") and m["tool_calls"][0]["function"]["name"] == "edit_file")
     assert "```python" in edit_msg["content"]
     assert agent.undo() == ["calc.py"] and "a - b" in (repo / "calc.py").read_text()
+
+
+def test_an_edit_after_a_failing_check_gets_the_check_rerun(repo):
+    engine = ScriptedEngine([
+        call("run_shell", command=FAILING_CHECK),
+        call("edit_file", path="calc.py", search="    return a - b", replace="    return a * 1 + b - 0"),
+        "Fixed add().",  # not accepted before the check runs again
+        "Fixed add(): it subtracted.",
+    ])
+    agent, rec = make_agent(engine, repo, mode="full-auto", insist=True)
+    assert agent.run_turn("fix add") == Final("done", "Fixed add(): it subtracted.")
+    calls = rec.of(ToolCallEvent)
+    assert [c.name for c in calls] == ["run_shell", "edit_file", "run_shell"]
+    assert rec.of(ToolResultEvent)[2].exit_code == 0
+    assert "[exit code 0]" in engine.prompts[3]  # the model saw the check pass
 
 
 def test_code_that_matches_no_definition_is_pushed_back_with_the_call_format(repo):
@@ -98,22 +110,6 @@ def test_interactive_agent_accepts_answers_with_code(repo):
     agent, _ = make_agent(engine, repo)
     assert agent.run_turn("how would I fix add?") == Final("done", SHOWN_FIX)
     assert len(engine.prompts) == 1 and "a - b" in (repo / "calc.py").read_text()
-
-
-def test_a_rerun_shown_instead_of_made_is_made_once_something_changed(repo):
-    shown_run = f"Now the tests pass:\n```\n$ {FAILING_CHECK}\nok\n```"
-    engine = ScriptedEngine([
-        call("run_shell", command=FAILING_CHECK),
-        call("edit_file", path="calc.py", search="    return a - b", replace="    return a + b"),
-        shown_run,  # the check it ran before, shown as run after an edit: run it
-        "Fixed add().",
-    ])
-    agent, rec = make_agent(engine, repo, mode="full-auto", insist=True)
-    assert agent.run_turn("fix add") == Final("done", "Fixed add().")
-    calls = rec.of(ToolCallEvent)
-    assert [c.name for c in calls] == ["run_shell", "edit_file", "run_shell"]
-    assert calls[2].arguments == {"command": FAILING_CHECK} and rec.of(ToolResultEvent)[2].exit_code == 0
-    assert any(n.message == f"doing what the answer shows: run {FAILING_CHECK}" for n in rec.of(Notice))
 
 
 def test_a_shown_command_that_was_not_run_this_turn_is_not_run(repo):

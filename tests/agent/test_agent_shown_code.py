@@ -1,4 +1,4 @@
-from app.agent.shown_code import is_test_file, only_quotes, shown_commands, shown_edits, workspace_texts
+from app.agent.shown_code import is_test_file, only_quotes, shown_edits, workspace_texts
 
 LIB = "import os\n\n\n@cache\ndef area(r):\n    return 3 * r\n\n\nclass Box:\n    def size(self):\n        return 1\n"
 
@@ -49,7 +49,3 @@ def test_only_quotes():
     assert only_quotes("no code at all", files)
     assert not only_quotes("```python\ndef area(r):\n    return 4 * r\n```", files)
 
-
-def test_shown_commands():
-    reply = "Run:\n```\n$ python -m pytest -q\n1 passed\n```\nand\n```bash\n$ ls\n```\n```python\n$ nope\n```\n```\nno dollar\n```"
-    assert shown_commands(reply) == ["python -m pytest -q", "ls"]
