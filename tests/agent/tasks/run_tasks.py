@@ -72,6 +72,7 @@ def run_task(name: str, files: dict[str, str], max_steps: int) -> dict:
             "steps": sum(1 for e in events if e["type"] == "tool_call"),
             "edits": sum(1 for e in events if e["type"] == "tool_call" and e.get("name") in ("edit_file", "write_file")),
             "pushed_back": sum(1 for e in events if e["type"] == "notice" and str(e.get("message", "")).startswith("not done yet")),
+            "done_for_it": sum(1 for e in events if e["type"] == "notice" and str(e.get("message", "")).startswith("before accepting")),
             "tokens": tokens,
             "decode_tok_s": round(tokens / decode_s, 2) if decode_s else 0.0,
             "tau": round(tokens / passes, 2) if passes else 0.0,
