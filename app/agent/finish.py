@@ -21,16 +21,27 @@ class TurnFacts:
     edits_since_check: int = 0  # edits after the last shell command
     last_command: str | None = None
     last_exit: int | None = None  # exit code of the last shell command this turn
+    last_output: str = ""
     nudges: int = 0
 
     def edited(self) -> None:
         self.edits += 1
         self.edits_since_check += 1
 
-    def ran(self, command: str | None, exit_code: int | None) -> None:
+    def ran(self, command: str | None, exit_code: int | None, output: str = "") -> None:
         self.last_command = command
         self.last_exit = exit_code
+        self.last_output = output
         self.edits_since_check = 0
+
+
+def failure_lines(output: str, n: int = 6) -> list[str]:
+    """The lines of a failing command's output that say what failed: pytest's ``E`` lines and
+    ``FAILED`` summary, a traceback's last line; else the last non-empty lines."""
+    lines = [ln.rstrip() for ln in output.splitlines() if ln.strip() and not ln.startswith("[exit code")]
+    key = [ln for ln in lines if ln.startswith(("E ", "FAILED ", "ERROR ")) or "Error:" in ln or "error:" in ln]
+    picked = key or lines[-n:]
+    return [ln.strip() if not ln.startswith("E ") else ln for ln in picked[:n]]
 
 
 def has_code_block(text: str) -> bool:
@@ -38,27 +49,33 @@ def has_code_block(text: str) -> bool:
     return any(sum(1 for ln in m.group(1).splitlines() if ln.strip()) >= 2 for m in _FENCE.finditer(text))
 
 
-def premature(facts: TurnFacts, shows_new_code: bool, edit_tool: str = "edit_file", example: str = "") -> str | None:
+def premature(
+    facts: TurnFacts, shows_new_code: bool, edit_tool: str = "edit_file", example: str = "", files: tuple[str, ...] = ()
+) -> str | None:
     """The push-back message for a final answer that is not done yet, or None to accept it.
 
     shows_new_code: the answer holds code that is not merely quoted from the workspace.
-    ``example``: a tool call in the model's format, shown when it has to make an edit."""
+    ``example``: a tool call in the model's format, shown when it has to make an edit.
+    ``files``: a few of the workspace's files, named so the model knows what it can edit."""
     if facts.nudges >= MAX_NUDGES:
         return None
+    where = f" The workspace's files include: {', '.join(files)}." if files else ""
     if facts.edits == 0 and shows_new_code:
         how = f" like this:\n{example}" if example else "."
         return (
             "You have not changed any file: code written in your reply is NOT applied. "
-            "You can edit files and run commands yourself by calling the tools. "
+            f"You can edit files and run commands yourself by calling the tools.{where} "
             f"Apply the change now (read the file first if you have not seen it) by calling {edit_tool}{how}"
         )
     if facts.last_exit not in (None, 0):
         cmd = f" (`{facts.last_command}`)" if facts.last_command else ""
         if facts.edits_since_check:
             return f"You changed files after the last command{cmd} failed. Run it again to check your change."
+        said = "\n".join(failure_lines(facts.last_output))
+        said = f" It said:\n{said}\n" if said else " "
         return (
-            f"The last command{cmd} failed with exit code {facts.last_exit}, so the task is not done. "
-            f"Find the cause, fix it with {edit_tool}, and run the command again. "
+            f"The last command{cmd} failed with exit code {facts.last_exit}, so the task is not done.{said}"
+            f"Find the cause in the code, fix it with {edit_tool}, and run the command again.{where} "
             "If it cannot be fixed, say why."
         )
     return None

@@ -168,7 +168,8 @@ class Agent:
                 return
             self._add({"role": "assistant", "content": reply.strip()})
             self._emit(AssistantMessage(parsed.content))
-            nudge = premature(self._facts, new_code, example=self._edit_example()) if self.insist else None
+            nudge = (premature(self._facts, new_code, example=self._edit_example(), files=tuple(list_files(self.root)[:8]))
+                     if self.insist else None)
             if nudge is None:
                 raise Finished(parsed.content)
             self._facts.nudges += 1
@@ -227,7 +228,7 @@ class Agent:
             if kind == "edit" and result.ok:
                 self._facts.edited()
             elif kind == "shell":
-                self._facts.ran(result.command, result.exit_code)
+                self._facts.ran(result.command, result.exit_code, result.output)
             content = cut_middle(result.output, TOOL_OUTPUT_CHARS) or "(no output)"
             self._add({"role": "tool", "tool_call_id": call_id, "name": call.name, "content": content})
             if kind in ("read", "edit"):

@@ -4,7 +4,7 @@ failing run are pushed back; at most MAX_NUDGES times a turn. Interactive turns 
 
 from agent_helpers import call, make_agent
 
-from app.agent.finish import MAX_NUDGES, TurnFacts, has_code_block, premature
+from app.agent.finish import MAX_NUDGES, TurnFacts, failure_lines, has_code_block, premature
 from app.events import Final, Notice, ToolCallEvent, ToolResultEvent
 from engine.scripted import ScriptedEngine
 
@@ -18,6 +18,35 @@ def test_code_block_detection():
     assert not has_code_block("Use ```pytest``` to run them.")
     assert not has_code_block("```\nonly-one-line\n```")
     assert not has_code_block("Fixed add(): it subtracted.")
+
+
+PYTEST_OUT = """F.                                                                       [100%]
+=================================== FAILURES ===================================
+    def test_add():
+>       assert add(2, 3) == 5
+E       assert -1 == 5
+E        +  where -1 = add(2, 3)
+
+test_calc.py:5: AssertionError
+=========================== short test summary info ============================
+FAILED test_calc.py::test_add - assert -1 == 5
+1 failed, 1 passed in 1.56s
+[exit code 1]"""
+
+
+def test_failure_lines_pick_what_failed():
+    assert failure_lines(PYTEST_OUT) == [
+        "E       assert -1 == 5", "E        +  where -1 = add(2, 3)", "FAILED test_calc.py::test_add - assert -1 == 5"]
+    assert failure_lines("a\nb\nc\n[exit code 2]", n=2) == ["b", "c"]
+    assert failure_lines("") == []
+
+
+def test_the_failing_check_push_back_quotes_the_failure_and_names_the_files():
+    facts = TurnFacts()
+    facts.ran("python -m pytest -q", 1, PYTEST_OUT)
+    msg = premature(facts, False, files=("calc.py", "test_calc.py"))
+    assert "It said:\nE       assert -1 == 5\n" in msg and "include: calc.py, test_calc.py." in msg
+    assert "calc.py, test_calc.py" in premature(TurnFacts(), True, files=("calc.py", "test_calc.py"))
 
 
 def test_premature_rules():
