@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 MAX_WINDOW = 24
 # Speculate only when the estimate beats plain decode by this much: acceptance estimates
 # are noisy and a pass that loses costs for sure, so marginal windows are not worth it.
-SPECULATE_MARGIN = 0.05
+SPECULATE_MARGIN = 0.10
 
 
 class CostCurve:
@@ -97,7 +97,7 @@ class Acceptance:
 
     # Before any evidence: longer context matches are likelier to continue (n-gram buckets
     # 1..5); bucket 0 is a drafter without such evidence (draft model, MTP).
-    BUCKET_PRIORS = {0: 0.6, 1: 0.45, 2: 0.6, 3: 0.75, 4: 0.85, 5: 0.9}
+    BUCKET_PRIORS = {0: 0.6, 1: 0.3, 2: 0.45, 3: 0.65, 4: 0.85, 5: 0.9}
 
     def __init__(self, prior: float | None = None, prior_weight: float = 2.0, decay: float = 0.995) -> None:
         self.prior = prior  # None: BUCKET_PRIORS
