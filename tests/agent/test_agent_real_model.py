@@ -71,19 +71,21 @@ def test_run_full_auto_fixes_a_bug_until_the_test_passes(tmp_path, monkeypatch, 
     import subprocess
     import sys
 
-    (tmp_path / "stats.py").write_text(
+    repo = tmp_path / "repo"  # the state dir (sessions) lives in tmp_path, outside the workspace
+    repo.mkdir()
+    (repo / "stats.py").write_text(
         "def max_of(xs):\n    best = xs[0]\n    for x in xs[1:]:\n        if x < best:\n            best = x\n    return best\n"
     )
-    (tmp_path / "test_stats.py").write_text("from stats import max_of\n\n\ndef test_max():\n    assert max_of([3, 9, 2]) == 9\n")
+    (repo / "test_stats.py").write_text("from stats import max_of\n\n\ndef test_max():\n    assert max_of([3, 9, 2]) == 9\n")
     for args in (["init", "-q"], ["add", "."], ["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init"]):
-        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
 
     def tests_pass() -> bool:
-        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=tmp_path, capture_output=True)
+        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=repo, capture_output=True)
         return r.returncode == 0
 
     assert not tests_pass()
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.chdir(repo)
     code = main(["run", "The tests fail (run them with `python -m pytest -q`). Find the bug in the code and fix it, "
                  "then run the tests to check.", "--json", "--mode", "full-auto", "--max-steps", "8"])
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
@@ -92,4 +94,4 @@ def test_run_full_auto_fixes_a_bug_until_the_test_passes(tmp_path, monkeypatch, 
     assert events[-1]["type"] == "final", trail
     assert tests_pass(), trail
     assert code == 0 and events[-1]["status"] == "done", trail
-    assert "x < best" not in (tmp_path / "stats.py").read_text()
+    assert "x < best" not in (repo / "stats.py").read_text()
