@@ -212,6 +212,8 @@ class Context:
             self.ptr = None
 
     def set_threads(self, threads: int) -> None:
+        if threads < 1:  # llama.cpp reads 0 as GGML_DEFAULT_N_THREADS (4), oversubscribing small machines
+            raise BackendError(f"thread count must be at least 1, not {threads}")
         llama_cpp.llama_set_n_threads(self.ptr, threads, threads)
         self.threads = threads
 

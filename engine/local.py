@@ -121,8 +121,8 @@ class LocalEngine:
         self.profile = prof
         self.tuned = tuned_settings(prof)  # None unless `tau tune` saved one
         eff = apply_tuned(cfg, self.tuned)  # settings the user gave explicitly win
-        if eff.threads != self.ctx.threads:
-            self.ctx.set_threads(eff.threads)
+        if eff.threads and eff.threads != self.ctx.threads:  # 0 = keep the context's own count (all cores):
+            self.ctx.set_threads(eff.threads)  # llama.cpp would read 0 as its default of 4 threads
             if self.draft_ctx is not None:
                 self.draft_ctx.set_threads(eff.threads)
         self._max_window = eff.max_window or 16

@@ -39,3 +39,31 @@ def test_prompt_longer_than_the_context_is_an_error_not_a_crash(tiny_engine) -> 
     done = generate(tiny_engine, GenerateRequest("a " * 600, max_tokens=3))
     assert done.finish_reason == "error" and "does not fit" in (done.error or "")
     assert generate(tiny_engine, GenerateRequest("a b", max_tokens=2)).error is None
+
+
+def test_threads_zero_means_all_cores_never_llama_cpps_default(tmp_path) -> None:
+    # llama.cpp reads n_threads 0 as its default of 4: on a 2-core machine that oversubscribed
+    # every decode; 0 in tau's config means all cores, and an explicit count wins
+    import os
+
+    import pytest
+
+    from engine.backend import BackendError
+    from engine.config import EngineConfig
+    from engine.local import LocalEngine
+    from tests.engine.tinymodel import write_tiny_model
+
+    model = str(write_tiny_model(tmp_path / "tiny.gguf", vocab=300, byte_fallback=True))
+    cfg = EngineConfig(model_path=model, draft_model_path=model, n_ctx=256, threads=0, cache_dir=str(tmp_path))
+    eng = LocalEngine.load(cfg)
+    try:
+        assert eng.ctx.threads == os.cpu_count() and eng.draft_ctx.threads == os.cpu_count()
+        with pytest.raises(BackendError, match="at least 1"):
+            eng.call(lambda: eng.ctx.set_threads(0))
+    finally:
+        eng.close()
+    eng = LocalEngine.load(EngineConfig(model_path=model, n_ctx=256, threads=1, cache_dir=str(tmp_path)))
+    try:
+        assert eng.ctx.threads == 1
+    finally:
+        eng.close()
