@@ -15,6 +15,8 @@ import numpy as np
 from engine.drafters.base import Draft
 from engine.drafters.model_drafter import ModelDrafterBase
 
+IN_STEP_SYNC = 32  # tokens: a sync this short is the per-pass one, longer ones are catch-ups
+
 
 class DraftModelDrafter(ModelDrafterBase):
     name = "draft"
@@ -29,7 +31,7 @@ class DraftModelDrafter(ModelDrafterBase):
         self.ctx.truncate(0)
         self.kv.clear()
 
-    def _sync(self, history: Sequence[int]) -> np.ndarray:
+    def _sync(self, history: Sequence[int]) -> tuple[np.ndarray, int]:
         common = 0
         m = min(len(self.kv), len(history))
         while common < m and self.kv[common] == history[common]:
@@ -45,13 +47,19 @@ class DraftModelDrafter(ModelDrafterBase):
             raise RuntimeError("draft context full")
         rows = self.ctx.decode(todo, len(self.kv), all_logits=False)
         self.kv.extend(todo)
-        return rows[-1]
+        return rows[-1], len(todo)
 
     def propose(self, history: Sequence[int], max_len: int) -> Draft:
         if max_len <= 0 or not history or len(history) + max_len >= self.ctx.n_ctx:
             return Draft((), self.name)
-        logits = self._sync(history)
+        t_sync = time.perf_counter()
+        logits, synced = self._sync(history)
         t0 = time.perf_counter()
+        if synced <= IN_STEP_SYNC:
+            # drafting every pass means one decode to take in what the target accepted: its
+            # logits give the first drafted token, so it is part of the cost of drafting (a
+            # catch-up after the drafter sat out is the cost of probing, not of drafting)
+            t0 = t_sync
         sampler = self.sampler
         stochastic = not self.sampling.greedy
         toks: list[int] = []
