@@ -57,13 +57,14 @@ def small_workspace(root: Path, files: Sequence[str]) -> list[str]:
 
 
 def attach_files(root: Path, text: str, files: Sequence[str], *, whole_small_workspace: bool = False) -> tuple[str, list[str]]:
-    """``text`` followed by the contents of the files it mentions (or of the whole workspace
-    when it is small and ``whole_small_workspace``); and those files' paths."""
+    """``text`` followed by the contents of the files it mentions (or, when it names none, of
+    the whole workspace if it is small and ``whole_small_workspace``); and those files' paths."""
     parts: list[str] = []
     attached: list[str] = []
     total = 0
-    small = small_workspace(root, files) if whole_small_workspace else []
-    names = small or mentioned_files(text, files)
+    names = mentioned_files(text, files)  # files the user names are the focus
+    small = small_workspace(root, files) if whole_small_workspace and not names else []
+    names = names or small
     for rel in names:
         if is_secret_path(rel):
             continue

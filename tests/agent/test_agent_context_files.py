@@ -87,5 +87,7 @@ def test_a_small_workspace_is_attached_whole_to_a_job(tmp_path):
     text, attached = attach_files(tmp_path, "the tests fail", files, whole_small_workspace=True)
     assert attached == files and "(Current content of the workspace's files:)" in text and "return a - b" in text
     assert attach_files(tmp_path, "the tests fail", files) == ("the tests fail", [])  # chat: only what is named
+    text, attached = attach_files(tmp_path, "fix calc.py", files, whole_small_workspace=True)
+    assert attached == ["calc.py"]  # a job that names files gets those
     (tmp_path / "big.py").write_text("x = 1\n" * 2000)
     assert small_workspace(tmp_path, files + ["big.py"]) == []
