@@ -182,6 +182,11 @@ class Agent:
             self._malformed(reply, parsed, finish)
             return
         self._failures = 0
+        if self.insist and not self._facts.edits and not any(self._by_name[c.name].kind == "edit" for c in parsed.calls):
+            shown = self._shown_edit_calls(parsed.content)  # a fix shown next to, say, a test run: make it first
+            if shown:
+                self._emit(Notice("applying the code shown in the message: " + ", ".join(c.arguments["path"] for c in shown)))
+                parsed = ParsedReply(parsed.content, shown + parsed.calls, parsed.errors)
         self.execute(parsed)
 
     def query(self) -> tuple[str, str]:
@@ -258,23 +263,27 @@ class Agent:
             return ToolResult(False, f"error: {call.name} failed: {type(e).__name__}: {e}")
 
     # -- helpers ----------------------------------------------------------------------------
+    def _shown_edit_calls(self, content: str) -> list[ToolCall]:
+        """edit_file calls for the Python definitions a job's message rewrote (app.agent.shown_code)."""
+        if "edit_file" not in self._by_name or not has_code_block(content):
+            return []
+        py = workspace_texts(self.root, list_files(self.root), ".py")
+        return [ToolCall("edit_file", {"path": e.path, "search": e.search, "replace": e.replace})
+                for e in shown_edits(content, py)]
+
     def _judge_code(self, content: str) -> tuple[list[ToolCall], bool]:
-        """For a job's final answer: the calls it should have made (app.agent.shown_code) -
-        edit_file for definitions it rewrote in its answer instead of editing, and a rerun of
-        this turn's failing check once files changed since - and whether the answer shows code
-        that is not a quote of the workspace."""
+        """For a job's final answer: the calls it should have made - edit_file for definitions
+        it rewrote in its answer instead of editing, and a rerun of this turn's failing check
+        once files changed since - and whether the answer shows code that is not a quote of
+        the workspace."""
         facts = self._facts
         if not self.insist or facts.nudges >= MAX_NUDGES:
             return [], False
         calls: list[ToolCall] = []
         new_code = False
         if not facts.edits and has_code_block(content):
-            texts = workspace_texts(self.root, list_files(self.root))
-            new_code = not only_quotes(content, texts)
-            if "edit_file" in self._by_name:
-                py = {p: t for p, t in texts.items() if p.endswith(".py")}
-                calls = [ToolCall("edit_file", {"path": e.path, "search": e.search, "replace": e.replace})
-                         for e in shown_edits(content, py)]
+            new_code = not only_quotes(content, workspace_texts(self.root, list_files(self.root)))
+            calls = self._shown_edit_calls(content)
         failing = facts.last_command if facts.last_exit not in (None, 0) else None
         if failing and (calls or facts.edits_since_check) and "run_shell" in self._by_name:
             calls.append(ToolCall("run_shell", {"command": failing}))  # only a command it ran itself this turn

@@ -146,3 +146,21 @@ def test_a_shown_command_that_was_not_run_this_turn_is_not_run(repo):
     agent, rec = make_agent(engine, repo, mode="full-auto", insist=True)
     assert agent.run_turn("clean up") == Final("done", "Nothing to clean.")
     assert rec.of(ToolCallEvent) == []
+
+
+def test_a_fix_shown_next_to_a_test_run_is_applied_before_the_run(repo):
+    # what the 1.5B model did: the corrected function in a code block plus a run_shell call
+    engine = ScriptedEngine([
+        SHOWN_FIX + "\n" + call("run_shell", command=FAILING_CHECK),
+        "Fixed add().",
+    ])
+    agent, rec = make_agent(engine, repo, mode="full-auto", insist=True)
+    assert agent.run_turn("fix add") == Final("done", "Fixed add().")
+    assert [c.name for c in rec.of(ToolCallEvent)] == ["edit_file", "run_shell"]
+    assert rec.of(ToolResultEvent)[1].exit_code == 0
+    assert "applying the code shown in the message: calc.py" in [n.message for n in rec.of(Notice)]
+    # an interactive turn runs only what was called
+    engine = ScriptedEngine([SHOWN_FIX + "\n" + call("run_shell", command="true"), "ok"])
+    agent, rec = make_agent(engine, repo, mode="full-auto")
+    agent.run_turn("fix add")
+    assert [c.name for c in rec.of(ToolCallEvent)] == ["run_shell"]
