@@ -188,10 +188,11 @@ def test_run_bad_usage_exits_2(in_repo, engines, monkeypatch):
 def test_run_sigint_cancels_with_130(in_repo, engines, capsys):
     queue, _ = engines
     queue.append(ScriptedEngine(["thinking " * 5000], delay=0.002))
+    before = signal.getsignal(signal.SIGINT)  # default, or ignored when the tests run in the background
     threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
     code, events = run_json(capsys, ["run", "take your time", "--json"])
     assert code == 130 and events[-1]["status"] == "cancelled"
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) is before  # tau run put the previous handler back
 
 
 def test_sessions_list_show_and_continue(in_repo, engines, capsys):
