@@ -263,11 +263,14 @@ class Agent:
             return ToolResult(False, f"error: {call.name} failed: {type(e).__name__}: {e}")
 
     # -- helpers ----------------------------------------------------------------------------
-    def _shown_edit_calls(self, content: str) -> list[ToolCall]:
-        """edit_file calls for the Python definitions a job's message rewrote (app.agent.shown_code)."""
+    def _shown_edit_calls(self, content: str, texts: dict[str, str] | None = None) -> list[ToolCall]:
+        """edit_file calls for the Python definitions a job's message rewrote (app.agent.shown_code).
+        ``texts``: the workspace's files when the caller has read them already."""
         if "edit_file" not in self._by_name or not has_code_block(content):
             return []
-        py = workspace_texts(self.root, list_files(self.root), ".py")
+        if texts is None:
+            texts = workspace_texts(self.root, list_files(self.root), ".py")
+        py = {p: t for p, t in texts.items() if p.endswith(".py")}
         return [ToolCall("edit_file", {"path": e.path, "search": e.search, "replace": e.replace})
                 for e in shown_edits(content, py)]
 
@@ -282,8 +285,9 @@ class Agent:
         calls: list[ToolCall] = []
         new_code = False
         if not facts.edits and has_code_block(content):
-            new_code = not only_quotes(content, workspace_texts(self.root, list_files(self.root)))
-            calls = self._shown_edit_calls(content)
+            texts = workspace_texts(self.root, list_files(self.root))  # read once for both questions
+            new_code = not only_quotes(content, texts)
+            calls = self._shown_edit_calls(content, texts)
         failing = facts.last_command if facts.last_exit not in (None, 0) else None
         if failing and (calls or facts.edits_since_check) and "run_shell" in self._by_name:
             calls.append(ToolCall("run_shell", {"command": failing}))  # only a command it ran itself this turn

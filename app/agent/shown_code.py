@@ -13,11 +13,11 @@ shown test is an illustration more often than an intended change.
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
-_FENCE = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)```", re.DOTALL)
+from app.agent.toolcalls import FENCED  # one fence pattern: blocks pair up in order
+
 _LANGS = ("", "python", "py", "python3")
 MAX_FILE_BYTES = 200_000
 MAX_FILES = 400
@@ -67,7 +67,7 @@ def shown_edits(reply: str, files: dict[str, str]) -> list[ShownEdit]:
         except (SyntaxError, ValueError):
             continue
     edits: dict[tuple[str, str], ShownEdit] = {}
-    for m in _FENCE.finditer(reply):
+    for m in FENCED.finditer(reply):
         if m.group(1).lower() not in _LANGS:
             continue
         block = m.group(2)
@@ -90,7 +90,7 @@ def shown_edits(reply: str, files: dict[str, str]) -> list[ShownEdit]:
 def only_quotes(reply: str, files: dict[str, str]) -> bool:
     """Every fenced block of ``reply`` merely quotes the files (each of its lines is in them)."""
     lines = {ln.strip() for text in files.values() for ln in text.splitlines()}
-    for m in _FENCE.finditer(reply):
+    for m in FENCED.finditer(reply):
         body = [ln.strip() for ln in m.group(2).splitlines() if ln.strip()]
         if body and not all(ln in lines for ln in body):
             return False

@@ -24,7 +24,7 @@ _TAGGED = re.compile(rf"<({_TAGS})>(.*?)(?:</\1>|$)", re.DOTALL)
 _OPEN = re.compile(rf"<(?:{_TAGS})>")
 # every fenced block, whatever its language, so that blocks pair up in order (a pattern for
 # json blocks alone would pair one block's closing fence with the next block's opening)
-_FENCED = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)```", re.DOTALL)
+FENCED = re.compile(r"```([\w+-]*)[ \t]*\n(.*?)```", re.DOTALL)
 _CALL_LANGS = ("", "json", "tool_call")
 _FENCE_STRIP = re.compile(r"^\s*```[a-zA-Z_]*\s*\n?|\n?\s*```\s*$")
 
@@ -111,7 +111,7 @@ def parse_reply(text: str, known: Collection[str] | None = None) -> ParsedReply:
         return ParsedReply(content, calls, errors)
     # fenced JSON blocks naming a tool
     spans: list[tuple[int, int]] = []
-    for m in _FENCED.finditer(text):
+    for m in FENCED.finditer(text):
         if m.group(1).lower() not in _CALL_LANGS:
             continue
         try:
