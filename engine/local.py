@@ -30,7 +30,7 @@ from engine.measure import (
     verify_curve,
 )
 from engine.policy import CostCurve
-from engine.spec import SpecConfig, spec_preset
+from engine.spec import DEFAULT_MAX_WINDOW, SpecConfig, spec_preset
 from engine.tune import apply_tuned, tuned_settings, tuned_spec
 from engine.types import CancelToken, DoneEvent, EngineEvent, GenerateRequest, GenStats, ModelInfo
 from engine.worker import OwnerThread
@@ -125,7 +125,7 @@ class LocalEngine:
             self.ctx.set_threads(eff.threads)  # llama.cpp would read 0 as its default of 4 threads
             if self.draft_ctx is not None:
                 self.draft_ctx.set_threads(eff.threads)
-        self._max_window = eff.max_window or 16
+        self._max_window = eff.max_window or DEFAULT_MAX_WINDOW
         self.bandwidth_gbs = float(bw or 0.0)
         self.bytes_per_token = self.gguf.bytes_per_token
         self.ceiling_tok_s = self.bandwidth_gbs * 1e9 / self.bytes_per_token if self.bandwidth_gbs else 0.0

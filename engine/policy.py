@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-MAX_WINDOW = 24
+MAX_WINDOW = 64
 # Speculate only when the estimate beats plain decode by this much: acceptance estimates
 # are noisy and a pass that loses costs for sure, so marginal windows are not worth it.
 SPECULATE_MARGIN = 0.10
@@ -28,7 +28,7 @@ class CostCurve:
     """
 
     SCALE_ALPHA = 0.1  # how fast the whole curve follows the machine's speed
-    SHAPE_ALPHA = 0.03  # how fast one point's relative cost follows what it is observed to cost
+    SHAPE_ALPHA = 0.1  # how fast one point's relative cost follows what it is observed to cost
 
     def __init__(self, seconds: dict[int, float]) -> None:
         if 1 not in seconds or seconds[1] <= 0:
@@ -74,6 +74,9 @@ class CostCurve:
             self._rel = dict(sorted(self._rel.items()))
 
 
+RESYNC_BUCKET = 6  # n-gram drafts that pick a copy up again right after the output changed it
+
+
 def confidence_bucket(confidence: int) -> int:
     """Group drafter evidence (n-gram: tokens of context matched) into a few buckets."""
     if confidence <= 0:
@@ -96,8 +99,8 @@ class Acceptance:
     """
 
     # Before any evidence: longer context matches are likelier to continue (n-gram buckets
-    # 1..5); bucket 0 is a drafter without such evidence (draft model, MTP).
-    BUCKET_PRIORS = {0: 0.6, 1: 0.3, 2: 0.45, 3: 0.65, 4: 0.85, 5: 0.9}
+    # 1..5); bucket 0 is a drafter without such evidence (draft model, MTP); 6 is a resync.
+    BUCKET_PRIORS = {0: 0.6, 1: 0.3, 2: 0.45, 3: 0.65, 4: 0.85, 5: 0.9, RESYNC_BUCKET: 0.7}
 
     def __init__(self, prior: float | None = None, prior_weight: float = 2.0, decay: float = 0.995) -> None:
         self.prior = prior  # None: BUCKET_PRIORS

@@ -28,13 +28,12 @@ from engine.config import EngineConfig
 from engine.drafters.ngram import DEFAULT_KEY_LEN
 from engine.measure import load_profile, profile_path, save_profile
 from engine.policy import Acceptance
-from engine.spec import SpecConfig, spec_preset
+from engine.spec import DEFAULT_MAX_WINDOW, SpecConfig, spec_preset
 from engine.types import DoneEvent, GenerateRequest, SamplingParams
 
 Progress = Callable[[str, float], None]
 
-DEFAULT_MAX_WINDOW = 16
-WINDOWS = (8, 16, 24)
+WINDOWS = (8, 16, DEFAULT_MAX_WINDOW, 40)
 KEYS = (3, 4, 6)
 GREEDY = SamplingParams(temperature=0.0)
 SAMPLED = SamplingParams(temperature=0.6, top_p=0.95, seed=1234)

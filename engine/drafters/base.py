@@ -19,6 +19,8 @@ class Draft:
     source: str
     probs: np.ndarray | None = None
     confidence: int = 0  # drafter-specific evidence (n-gram: tokens of context matched)
+    resync: bool = False  # n-gram: picked up the text it was copying again, just after a change
+
 
     def __len__(self) -> int:
         return len(self.tokens)

@@ -5,6 +5,13 @@ positions that followed them, in the request's history (prompt + everything gene
 and in any registered text (repository files). The draft copies what followed the best
 occurrence: the one whose context matches furthest back (ties go to the continuation seen
 most often, then to the most recent), as far as the caller's window allows.
+
+It also follows the copy it is in. Once a draft's first tokens are accepted, the place
+it came from becomes the anchor, which moves along while the output keeps matching the
+source. When the output departs from it (a renamed symbol, an inserted line), the drafter
+looks for the output's last few tokens just around the anchor, so the copy resumes a
+token or two after the change instead of after a long context match elsewhere; such
+drafts are flagged ``resync`` and the policy learns their acceptance apart.
 """
 
 from __future__ import annotations
@@ -19,6 +26,12 @@ HISTORY = 0  # source id of the request's own token history
 DEFAULT_KEY_LEN = 4
 MAX_POSITIONS = 8  # candidates kept per key
 MATCH_PROBE = 48  # how far back a candidate's context is compared
+RESYNC_BEHIND = 8  # a resync may land this far before the anchor (the output repeats a bit)...
+RESYNC_AHEAD = 96  # ...or this far after it (the output dropped source text)
+RESYNC_KEY = 6  # output tokens compared at each resync position
+CONFIRM = 2  # tokens of a draft that must be accepted before its place becomes the anchor
+
+Anchor = tuple[int, int, int]  # (source id, source position, history length): hist[:h] ends where src[:pos] ends
 
 
 class NgramDrafter:
@@ -34,6 +47,8 @@ class NgramDrafter:
         self._names: dict[str, int] = {}
         self._next_id = 1
         self._index: dict[tuple[int, ...], list[tuple[int, int]]] = {}
+        self._anchor: Anchor | None = None  # the copy the output is following
+        self._last: Anchor | None = None  # where the last draft came from (an anchor once confirmed)
 
     # -- sources ---------------------------------------------------------------------------
     def add_source(self, key: str, tokens: Sequence[int]) -> None:
@@ -102,29 +117,102 @@ class NgramDrafter:
     def reset(self) -> None:
         with self._lock:
             self._sources[HISTORY] = []
+            self._anchor = self._last = None
 
     def propose(self, history: Sequence[int], max_len: int) -> Draft:
         with self._lock:
             hist = self._sync_history(history)
             if max_len <= 0 or not hist:
                 return Draft((), self.name)
-            for k in self.key_lens:
-                if len(hist) < k:
-                    continue
-                key = tuple(hist[-k:])
-                cands = self._index.get(key)
-                if not cands:
-                    continue
-                best = self._best(hist, key, cands)
-                if best is None:
-                    continue
-                sid, pos, matched = best
-                src = self._sources[sid]
-                limit = len(src) if sid != HISTORY else len(hist)
-                toks = tuple(src[pos : min(pos + max_len, limit)])
-                if toks:
-                    return Draft(toks, self.name, confidence=matched)
-            return Draft((), self.name)
+            self._follow(hist)
+            d = self._from_anchor(hist, max_len)
+            if d is None:
+                d = self._from_index(hist, max_len)
+            return d
+
+    # -- following a copy ------------------------------------------------------------------
+    def _source_end(self, sid: int, hist: list[int]) -> int:
+        return len(hist) if sid == HISTORY else len(self._sources[sid])
+
+    def _advance(self, a: Anchor | None, hist: list[int]) -> tuple[Anchor | None, int]:
+        """Move an anchor over the output that matched its source since; (anchor, tokens moved)."""
+        if a is None:
+            return None, 0
+        sid, pos, h = a
+        src = self._sources.get(sid)
+        if src is None or h > len(hist):
+            return None, 0  # the source went away, or this is another sequence
+        end = self._source_end(sid, hist)
+        n = 0
+        while h + n < len(hist) and pos + n < end and hist[h + n] == src[pos + n]:
+            n += 1
+        return (sid, pos + n, h + n), n
+
+    def _follow(self, hist: list[int]) -> None:
+        last, moved = self._advance(self._last, hist)
+        if last is not None and moved >= CONFIRM:
+            self._anchor, self._last = last, None
+        else:
+            self._anchor = self._advance(self._anchor, hist)[0]
+            self._last = last
+
+    def _from_anchor(self, hist: list[int], max_len: int) -> Draft | None:
+        a = self._anchor
+        if a is None:
+            return None
+        sid, pos, h = a
+        src = self._sources[sid]
+        end = self._source_end(sid, hist)
+        if h == len(hist):  # in step with the copy: its continuation, whatever the index says
+            if pos >= end:
+                return None
+            return self._draft(sid, pos, hist, max_len, resync=True)
+        # the output departed from the copy: find its last tokens near where it left
+        best: tuple[int, int] | None = None  # (tokens matched, -distance)
+        best_p = -1
+        n = len(hist)
+        for p in range(max(1, pos - RESYNC_BEHIND), min(end, pos + RESYNC_AHEAD)):
+            m = 0
+            while m < RESYNC_KEY and p - m - 1 >= 0 and src[p - m - 1] == hist[n - m - 1]:
+                m += 1
+            if m == 0:
+                continue
+            score = (m, -abs(p - pos))
+            if best is None or score > best:
+                best, best_p = score, p
+        if best is None:
+            return None
+        departed = n - h  # output tokens since the copy was left
+        if best[0] < (2 if departed <= 8 and -best[1] <= departed + 4 else 3):
+            return None  # two common tokens after a long insertion, or far from the anchor, are no evidence
+        return self._draft(sid, best_p, hist, max_len, resync=True)
+
+    def _draft(self, sid: int, pos: int, hist: list[int], max_len: int, *, resync: bool) -> Draft:
+        """Copy src[pos:]; ``resync`` (following the anchor) counts only while the literal match is short."""
+        src = self._sources[sid]
+        toks = tuple(src[pos : min(pos + max_len, self._source_end(sid, hist))])
+        n = len(hist)
+        m = 0
+        while m < MATCH_PROBE and pos - m - 1 >= 0 and src[pos - m - 1] == hist[n - m - 1]:
+            m += 1
+        self._last = (sid, pos, n)
+        return Draft(toks, self.name, confidence=m, resync=resync and m < MATCH_PROBE // 3)
+
+    def _from_index(self, hist: list[int], max_len: int) -> Draft:
+        for k in self.key_lens:
+            if len(hist) < k:
+                continue
+            key = tuple(hist[-k:])
+            cands = self._index.get(key)
+            if not cands:
+                continue
+            best = self._best(hist, key, cands)
+            if best is None:
+                continue
+            sid, pos, _ = best
+            if pos < self._source_end(sid, hist):
+                return self._draft(sid, pos, hist, max_len, resync=False)
+        return Draft((), self.name)
 
     def _best(self, hist: list[int], key: tuple[int, ...], cands: list[tuple[int, int]]) -> tuple[int, int, int] | None:
         k = len(key)

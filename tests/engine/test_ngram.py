@@ -58,3 +58,57 @@ def test_falls_back_to_shorter_keys() -> None:
 def test_bad_key_lengths() -> None:
     with pytest.raises(ValueError):
         NgramDrafter(key_len=2, min_key_len=3)
+
+
+def _copy_setup() -> tuple[NgramDrafter, list[int], list[int]]:
+    d = NgramDrafter(key_len=4)
+    src = list(range(100, 200))
+    d.add_source("a", src)
+    # a decoy: the tokens after the change also follow it in another file, with more context
+    d.add_source("b", [500, 121, 122, 900, 901, 902])
+    hist = [1, 2] + src[:6]
+    assert d.propose(hist, 8).tokens == tuple(src[6:14])
+    hist += src[6:20]  # the draft was accepted and the copy went on
+    follow = d.propose(hist, 3)
+    assert follow.tokens == tuple(src[20:23])
+    return d, src, hist
+
+
+def test_picks_its_copy_up_again_after_a_changed_token() -> None:
+    d, src, hist = _copy_setup()
+    hist += [500]  # the output changes one token of the copy
+    assert d.propose(hist, 3).tokens == ()  # nothing near the copy continues "500" yet
+    hist += [121, 122]
+    dr = d.propose(hist, 3)
+    assert dr.tokens == (123, 124, 125)  # the copy, not file b's "900 901 902" after the longer match
+    assert dr.resync
+
+
+def test_picks_its_copy_up_again_after_an_insertion_and_a_deletion() -> None:
+    d, src, hist = _copy_setup()
+    hist += [700, 701, 702, 120, 121]  # three new tokens, then the source again
+    assert d.propose(hist, 2).tokens == (122, 123)
+    hist += [122, 123, 124, 128, 129]  # accepted, then source tokens 125..127 dropped
+    dr = d.propose(hist, 2)
+    assert dr.tokens == (130, 131) and dr.resync
+
+
+def test_a_common_token_after_a_long_insertion_is_no_resync() -> None:
+    d, src, hist = _copy_setup()
+    hist += list(range(700, 712)) + [130]
+    assert d.propose(hist, 2).tokens == ()
+    hist += [131]
+    weak = d.propose(hist, 2)  # the index still finds "130 131", as a short match, not a resync
+    assert weak.tokens == (132, 133) and not weak.resync and weak.confidence == 2
+    hist += [132]
+    dr = d.propose(hist, 2)
+    assert dr.tokens == (133, 134) and dr.resync
+
+
+def test_an_unconfirmed_draft_does_not_move_the_copy() -> None:
+    d, src, hist = _copy_setup()
+    d.add_source("c", [40, 41, 42, 43, 44, 45])
+    hist += [7, 41, 42, 43]  # the output wanders into file c: its draft comes from there...
+    assert d.propose(hist, 2).tokens == (44, 45)
+    hist += [121, 122]  # ...but the first drafted token was rejected and the copy resumes
+    assert d.propose(hist, 2).tokens == (123, 124)

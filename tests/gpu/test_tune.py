@@ -8,7 +8,7 @@ from pathlib import Path
 from engine import tune
 from engine.config import EngineConfig
 from engine.measure import load_profile, profile_path
-from engine.spec import SpecConfig, spec_preset
+from engine.spec import DEFAULT_MAX_WINDOW, SpecConfig, spec_preset
 from engine.types import DoneEvent, GenStats
 
 
@@ -71,11 +71,11 @@ def test_sweep_finds_the_known_best_and_reports_the_gain(tmp_path) -> None:
     seen: list[float] = []
     tuner = tune.Tuner(eng, jobs, progress=lambda _m, f: seen.append(f))
     r = tune.sweep(tuner, threads=[1])
-    assert r.default == tune.Setting(16, 4, 2, True)
+    assert r.default == tune.Setting(DEFAULT_MAX_WINDOW, 4, 2, True)
     assert r.chosen == tune.Setting(8, 3, 2, False)
     assert abs(r.gain - (1.3 * 1.1 * 1.2 - 1)) < 1e-6
     assert tuner.runs == tuner.total_runs and seen and max(seen) < 1.0
-    assert {s.max_window for s in eng.seen} == {8, 16, 24}
+    assert {s.max_window for s in eng.seen} == set(tune.WINDOWS) == {8, 16, 24, 40}
     text = tune.format_result(r)
     assert "chosen:   window 8, key 3, 2 threads, draft off" in text
     path = tune.save_tuned(cfg, False, 2, r)
