@@ -6,8 +6,9 @@ and in any registered text (repository files). The draft copies what followed th
 occurrence: the one whose context matches furthest back (ties go to the continuation seen
 most often, then to the most recent), as far as the caller's window allows.
 
-It also follows the copy it is in. Once a draft's first tokens are accepted, the place
-it came from becomes the anchor, which moves along while the output keeps matching the
+It also follows the copy it is in. Once the output has matched a draft's first tokens
+(verified, or emitted by plain passes that did not use it), the place it came from
+becomes the anchor, which moves along while the output keeps matching the
 source. When the output departs from it (a renamed symbol, an inserted line), the drafter
 looks for the output's last few tokens just around the anchor, so the copy resumes a
 token or two after the change instead of after a long context match elsewhere; such
@@ -29,7 +30,7 @@ MATCH_PROBE = 48  # how far back a candidate's context is compared
 RESYNC_BEHIND = 8  # a resync may land this far before the anchor (the output repeats a bit)...
 RESYNC_AHEAD = 96  # ...or this far after it (the output dropped source text)
 RESYNC_KEY = 6  # output tokens compared at each resync position
-CONFIRM = 2  # tokens of a draft that must be accepted before its place becomes the anchor
+CONFIRM = 2  # output tokens that must match a draft before its place becomes the anchor
 
 Anchor = tuple[int, int, int]  # (source id, source position, history length): hist[:h] ends where src[:pos] ends
 
@@ -49,6 +50,7 @@ class NgramDrafter:
         self._index: dict[tuple[int, ...], list[tuple[int, int]]] = {}
         self._anchor: Anchor | None = None  # the copy the output is following
         self._last: Anchor | None = None  # where the last draft came from (an anchor once confirmed)
+        self._last_run = 0  # output tokens that have matched it so far
 
     # -- sources ---------------------------------------------------------------------------
     def add_source(self, key: str, tokens: Sequence[int]) -> None:
@@ -150,8 +152,11 @@ class NgramDrafter:
 
     def _follow(self, hist: list[int]) -> None:
         last, moved = self._advance(self._last, hist)
-        if last is not None and moved >= CONFIRM:
-            self._anchor, self._last = last, None
+        # the output may match a draft whether or not it was verified: a plain pass that
+        # emits what the drafter proposed confirms it all the same
+        self._last_run = self._last_run + moved if last is not None else 0
+        if last is not None and self._last_run >= CONFIRM:
+            self._anchor, self._last, self._last_run = last, None, 0
         else:
             self._anchor = self._advance(self._anchor, hist)[0]
             self._last = last
@@ -195,7 +200,8 @@ class NgramDrafter:
         m = 0
         while m < MATCH_PROBE and pos - m - 1 >= 0 and src[pos - m - 1] == hist[n - m - 1]:
             m += 1
-        self._last = (sid, pos, n)
+        if self._last != (sid, pos, n):  # a new place: its confirmation starts over
+            self._last, self._last_run = (sid, pos, n), 0
         return Draft(toks, self.name, confidence=m, resync=resync and m < MATCH_PROBE // 3)
 
     def _from_index(self, hist: list[int], max_len: int) -> Draft:
