@@ -13,7 +13,7 @@ from typing import Protocol
 import numpy as np
 
 from engine.drafters.base import Draft, Drafter
-from engine.policy import RESYNC_BUCKET, Acceptance, CostCurve, choose_window, confidence_bucket
+from engine.policy import Acceptance, CostCurve, choose_window, confidence_bucket
 from engine.sampling import Sampler
 from engine.spec import SpecConfig
 from engine.textstream import TextStream
@@ -143,7 +143,7 @@ class Speculator:
                 d = slot.drafter.propose(hist, max_k)
                 if not d.tokens:
                     continue
-                bucket = RESYNC_BUCKET if d.resync else confidence_bucket(d.confidence)
+                bucket = confidence_bucket(d.confidence, d.resync)
                 k = self._window(slot, key, bucket, len(d.tokens), spec)
                 if k > 0:
                     return _cut(d, k), bucket

@@ -77,8 +77,10 @@ class CostCurve:
 RESYNC_BUCKET = 6  # n-gram drafts that pick a copy up again right after the output changed it
 
 
-def confidence_bucket(confidence: int) -> int:
+def confidence_bucket(confidence: int, resync: bool = False) -> int:
     """Group drafter evidence (n-gram: tokens of context matched) into a few buckets."""
+    if resync:
+        return RESYNC_BUCKET
     if confidence <= 0:
         return 0
     return min(5, int(math.log2(confidence)))

@@ -31,8 +31,18 @@ RESYNC_BEHIND = 8  # a resync may land this far before the anchor (the output re
 RESYNC_AHEAD = 96  # ...or this far after it (the output dropped source text)
 RESYNC_KEY = 6  # output tokens compared at each resync position
 CONFIRM = 2  # output tokens that must match a draft before its place becomes the anchor
+RESYNC_MAX_MATCH = 16  # a draft that follows the anchor with a literal match this long is an ordinary copy
 
 Anchor = tuple[int, int, int]  # (source id, source position, history length): hist[:h] ends where src[:pos] ends
+
+
+def match_back(src: list[int], pos: int, hist: list[int], limit: int) -> int:
+    """How many tokens just before ``src[pos]`` equal the end of ``hist`` (at most ``limit``)."""
+    n = len(hist)
+    m = 0
+    while m < limit and m < pos and m < n and src[pos - m - 1] == hist[n - m - 1]:
+        m += 1
+    return m
 
 
 class NgramDrafter:
@@ -133,9 +143,7 @@ class NgramDrafter:
             return d
 
     # -- following a copy ------------------------------------------------------------------
-    def _source_end(self, sid: int, hist: list[int]) -> int:
-        return len(hist) if sid == HISTORY else len(self._sources[sid])
-
+    # (the history source is ``hist`` itself, so len(src) bounds every source alike)
     def _advance(self, a: Anchor | None, hist: list[int]) -> tuple[Anchor | None, int]:
         """Move an anchor over the output that matched its source since; (anchor, tokens moved)."""
         if a is None:
@@ -144,9 +152,8 @@ class NgramDrafter:
         src = self._sources.get(sid)
         if src is None or h > len(hist):
             return None, 0  # the source went away, or this is another sequence
-        end = self._source_end(sid, hist)
         n = 0
-        while h + n < len(hist) and pos + n < end and hist[h + n] == src[pos + n]:
+        while h + n < len(hist) and pos + n < len(src) and hist[h + n] == src[pos + n]:
             n += 1
         return (sid, pos + n, h + n), n
 
@@ -167,42 +174,28 @@ class NgramDrafter:
             return None
         sid, pos, h = a
         src = self._sources[sid]
-        end = self._source_end(sid, hist)
         if h == len(hist):  # in step with the copy: its continuation, whatever the index says
-            if pos >= end:
-                return None
-            return self._draft(sid, pos, hist, max_len, resync=True)
+            return self._draft(sid, pos, hist, max_len, resync=True) if pos < len(src) else None
         # the output departed from the copy: find its last tokens near where it left
-        best: tuple[int, int] | None = None  # (tokens matched, -distance)
-        best_p = -1
-        n = len(hist)
-        for p in range(max(1, pos - RESYNC_BEHIND), min(end, pos + RESYNC_AHEAD)):
-            m = 0
-            while m < RESYNC_KEY and p - m - 1 >= 0 and src[p - m - 1] == hist[n - m - 1]:
-                m += 1
-            if m == 0:
-                continue
-            score = (m, -abs(p - pos))
-            if best is None or score > best:
-                best, best_p = score, p
-        if best is None:
-            return None
-        departed = n - h  # output tokens since the copy was left
-        if best[0] < (2 if departed <= 8 and -best[1] <= departed + 4 else 3):
+        scored = ((match_back(src, p, hist, RESYNC_KEY), -abs(p - pos), p)
+                  for p in range(max(1, pos - RESYNC_BEHIND), min(len(src), pos + RESYNC_AHEAD)))
+        matched, neg_dist, best = max(scored, key=lambda t: t[:2], default=(0, 0, -1))  # ties: the earlier place
+        departed = len(hist) - h  # output tokens since the copy was left
+        if matched < (2 if departed <= 8 and -neg_dist <= departed + 4 else 3):
             return None  # two common tokens after a long insertion, or far from the anchor, are no evidence
-        return self._draft(sid, best_p, hist, max_len, resync=True)
+        return self._draft(sid, best, hist, max_len, resync=True)
 
-    def _draft(self, sid: int, pos: int, hist: list[int], max_len: int, *, resync: bool) -> Draft:
-        """Copy src[pos:]; ``resync`` (following the anchor) counts only while the literal match is short."""
+    def _draft(self, sid: int, pos: int, hist: list[int], max_len: int, *, resync: bool, matched: int | None = None) -> Draft:
+        """Copy src[pos:]; ``resync`` (following the anchor) counts only while the literal match is
+        short. ``matched``: the context match when the caller has measured it already."""
         src = self._sources[sid]
-        toks = tuple(src[pos : min(pos + max_len, self._source_end(sid, hist))])
+        if matched is None:
+            matched = match_back(src, pos, hist, MATCH_PROBE)
         n = len(hist)
-        m = 0
-        while m < MATCH_PROBE and pos - m - 1 >= 0 and src[pos - m - 1] == hist[n - m - 1]:
-            m += 1
         if self._last != (sid, pos, n):  # a new place: its confirmation starts over
             self._last, self._last_run = (sid, pos, n), 0
-        return Draft(toks, self.name, confidence=m, resync=resync and m < MATCH_PROBE // 3)
+        return Draft(tuple(src[pos : pos + max_len]), self.name, confidence=matched,
+                     resync=resync and matched < RESYNC_MAX_MATCH)
 
     def _from_index(self, hist: list[int], max_len: int) -> Draft:
         for k in self.key_lens:
@@ -215,28 +208,21 @@ class NgramDrafter:
             best = self._best(hist, key, cands)
             if best is None:
                 continue
-            sid, pos, _ = best
-            if pos < self._source_end(sid, hist):
-                return self._draft(sid, pos, hist, max_len, resync=False)
+            sid, pos, matched = best
+            return self._draft(sid, pos, hist, max_len, resync=False, matched=matched)
         return Draft((), self.name)
 
     def _best(self, hist: list[int], key: tuple[int, ...], cands: list[tuple[int, int]]) -> tuple[int, int, int] | None:
         k = len(key)
-        n = len(hist)
         votes: dict[int, int] = {}
         live: list[tuple[int, int, int]] = []
         for sid, pos in cands:
             src = self._sources.get(sid)
             if src is None:
                 continue
-            if sid == HISTORY and pos >= n:
-                continue  # the current suffix itself has no continuation yet
             if pos >= len(src) or tuple(src[pos - k : pos]) != key:
-                continue  # stale entry
-            # how far back does the context agree?
-            m = k
-            while m < MATCH_PROBE and pos - m - 1 >= 0 and n - m - 1 >= 0 and src[pos - m - 1] == hist[n - m - 1]:
-                m += 1
+                continue  # stale, or the current suffix itself (no continuation yet)
+            m = match_back(src, pos, hist, MATCH_PROBE)  # how far back does the context agree?
             nxt = src[pos]
             votes[nxt] = votes.get(nxt, 0) + 1
             live.append((sid, pos, m))
