@@ -10,6 +10,7 @@ from __future__ import annotations
 import queue
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import cast
 
 from engine import backend
 from engine.chat_template import render_chatml, render_jinja
@@ -33,6 +34,7 @@ from engine.policy import CostCurve
 from engine.spec import DEFAULT_MAX_WINDOW, SpecConfig, spec_preset
 from engine.tune import apply_tuned, tuned_settings, tuned_spec
 from engine.types import CancelToken, DoneEvent, EngineEvent, GenerateRequest, GenStats, ModelInfo
+from engine.verify import top2_gap
 from engine.worker import OwnerThread
 
 Progress = Callable[[str, float], None]
@@ -233,6 +235,11 @@ class LocalEngine:
         except backend.BackendError as e:
             self.target.rollback(0)
             return DoneEvent("", (), "error", GenStats(prompt_tokens=len(prompt)), error=str(e))
+
+    def next_token_gap(self, tokens: Sequence[int]) -> float:
+        """The target's top-2 logit gap for the token after ``tokens`` (one plain prefill, reusing
+        the cached prefix): how near a tie its greedy choice there is."""
+        return cast(float, self.call(lambda: top2_gap(self.target.prefill(list(tokens))[0])))
 
     def call(self, fn: Callable[[], object]) -> object:
         """Run ``fn`` on the owner thread (for benchmarks that touch contexts directly)."""

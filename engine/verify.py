@@ -45,7 +45,7 @@ def verify(rows: np.ndarray, draft: Sequence[int], sampler: Sampler, history: Se
     for i, d in enumerate(draft):
         x = sampler.argmax(rows[i], recent) if greedy else sampler.sample(rows[i], recent)
         if x != d:
-            tie = greedy and _top2_gap(sampler.penalized(rows[i], recent)) < NEAR_TIE_LOGIT_GAP
+            tie = greedy and top2_gap(sampler.penalized(rows[i], recent)) < NEAR_TIE_LOGIT_GAP
             return Verdict(i, x, tie)
         if recent:
             recent.append(d)
@@ -71,6 +71,7 @@ def verify_stochastic(rows: np.ndarray, draft: Sequence[int], q: np.ndarray, sam
     return Verdict(len(draft), sampler.sample(rows[len(draft)], recent))
 
 
-def _top2_gap(logits: np.ndarray) -> float:
+def top2_gap(logits: np.ndarray) -> float:
+    """The gap between the two largest logits (how near a tie the argmax is)."""
     top2 = np.partition(logits, -2)[-2:]
     return float(abs(top2[1] - top2[0]))

@@ -74,6 +74,7 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
     else:
         print(format_table(results))
         s = data["summary"]
-        print(f"\ngreedy runs identical to plain: {s['greedy_runs_identical_to_plain']}/{s['greedy_runs_compared']}; "
-              f"near-tie divergences: {s['near_tie_divergences']}")
+        print(f"\ngreedy runs identical to plain: {s['greedy_runs_identical_to_plain']}/{s['greedy_runs_compared']}, "
+              f"the others part at a near-tie: {s['greedy_differences_at_near_ties']}; "
+              f"rejections at near-ties: {s['near_tie_divergences']}")
     return 0

@@ -60,3 +60,31 @@ def test_bracket_pools_the_opening_and_closing_plain_runs() -> None:
     assert base.wall_tok_s == pytest.approx(200 / 32)
     assert base.drift == pytest.approx(0.5)
     assert base.tokens == 100
+
+
+def test_divergence_gap_is_plains_top2_gap_in_the_right_turn(tiny_engine) -> None:
+    import numpy as np
+
+    t1 = ({"role": "user", "content": "a b c d"},)
+    t2 = t1 + ({"role": "assistant", "content": "e f"}, {"role": "user", "content": "g h"})
+    wl = Workload("tiny", "agent", (t1, t2), max_tokens=6)
+    base = bench.run_config(tiny_engine, wl, "greedy", bench.CONFIGS[0])
+    n1 = base.turn_lens[0]
+    assert len(base.turn_lens) == 2 and sum(base.turn_lens) == len(base.token_ids)
+
+    def direct(turn: tuple[dict, ...], before: list[int]) -> float:
+        toks = tiny_engine.tokenize(tiny_engine.chat_prompt(list(turn))) + before
+
+        def f() -> float:
+            tiny_engine.target.rollback(0)
+            logits = np.array(tiny_engine.ctx.decode(toks, 0, all_logits=False)[-1])
+            tiny_engine.target.kv = list(toks)
+            top = np.sort(logits)[-2:]
+            return float(top[1] - top[0])
+
+        return float(tiny_engine.call(f))
+
+    i = n1 + 2  # the third token of the second turn
+    assert bench.divergence_gap(tiny_engine, wl, base, i) == pytest.approx(direct(t2, base.token_ids[n1:i]), abs=1e-4)
+    assert bench.divergence_gap(tiny_engine, wl, base, 1) == pytest.approx(direct(t1, base.token_ids[:1]), abs=1e-4)
+    assert bench.divergence_gap(tiny_engine, wl, base, len(base.token_ids) + 1) is None

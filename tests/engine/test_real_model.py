@@ -9,7 +9,6 @@ NEAR_TIE_LOGIT_GAP = 0.5 nats.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from engine.benchdata.workloads import source
@@ -65,17 +64,6 @@ def prompts(engine) -> list[str]:
     ]
 
 
-def top2_gap_at(engine, prompt_tokens: list[int]) -> float:
-    def f() -> float:
-        engine.target.rollback(0)
-        logits = engine.ctx.decode(prompt_tokens, 0, all_logits=False)[-1]
-        engine.target.kv = list(prompt_tokens)
-        top = np.sort(logits)[-2:]
-        return float(top[1] - top[0])
-
-    return engine.call(f)
-
-
 def test_greedy_speculation_reproduces_plain_greedy(engine) -> None:
     greedy = SamplingParams()
     checked = 0
@@ -90,7 +78,7 @@ def test_greedy_speculation_reproduces_plain_greedy(engine) -> None:
                 checked += 1
                 continue
             i = next((j for j, (a, b) in enumerate(zip(got, ref, strict=False)) if a != b), min(len(got), len(ref)))
-            gap = top2_gap_at(engine, ptoks + ref[:i])
+            gap = engine.next_token_gap(ptoks + ref[:i])
             assert gap < NEAR_TIE_LOGIT_GAP, f"{name}: differs from plain at token {i} where the top-2 gap is {gap:.3f}"
     assert checked >= len(CONFIGS)  # most comparisons are exact
 
