@@ -32,6 +32,7 @@ RESYNC_AHEAD = 96  # ...or this far after it (the output dropped source text)
 RESYNC_KEY = 6  # output tokens compared at each resync position
 CONFIRM = 2  # output tokens that must match a draft before its place becomes the anchor
 RESYNC_MAX_MATCH = 16  # a draft that follows the anchor with a literal match this long is an ordinary copy
+RESYNC_MIN_RUN = 12  # output tokens the copy must have covered before following it counts as evidence
 
 Anchor = tuple[int, int, int]  # (source id, source position, history length): hist[:h] ends where src[:pos] ends
 
@@ -61,6 +62,8 @@ class NgramDrafter:
         self._anchor: Anchor | None = None  # the copy the output is following
         self._last: Anchor | None = None  # where the last draft came from (an anchor once confirmed)
         self._last_run = 0  # output tokens that have matched it so far
+        self._last_follows = False  # it was drafted from the anchor (a step along the same copy)
+        self._anchor_start = 0  # history length where the output began following the anchor's copy
 
     # -- sources ---------------------------------------------------------------------------
     def add_source(self, key: str, tokens: Sequence[int]) -> None:
@@ -130,6 +133,7 @@ class NgramDrafter:
         with self._lock:
             self._sources[HISTORY] = []
             self._anchor = self._last = None
+            self._last_run = self._anchor_start = 0
 
     def propose(self, history: Sequence[int], max_len: int) -> Draft:
         with self._lock:
@@ -163,6 +167,8 @@ class NgramDrafter:
         # emits what the drafter proposed confirms it all the same
         self._last_run = self._last_run + moved if last is not None else 0
         if last is not None and self._last_run >= CONFIRM:
+            if not (self._last_follows and self._anchor is not None):  # a new copy, not a resync of this one
+                self._anchor_start = last[2] - self._last_run
             self._anchor, self._last, self._last_run = last, None, 0
         else:
             self._anchor = self._advance(self._anchor, hist)[0]
@@ -193,9 +199,13 @@ class NgramDrafter:
             matched = match_back(src, pos, hist, MATCH_PROBE)
         n = len(hist)
         if self._last != (sid, pos, n):  # a new place: its confirmation starts over
-            self._last, self._last_run = (sid, pos, n), 0
+            self._last, self._last_run, self._last_follows = (sid, pos, n), 0, resync
+        # following a copy is evidence once the copy has gone on for a while: two tokens that
+        # happened to match (in new code, say) are not
+        a = self._anchor
+        long_copy = a is not None and a[2] - self._anchor_start >= RESYNC_MIN_RUN
         return Draft(tuple(src[pos : pos + max_len]), self.name, confidence=matched,
-                     resync=resync and matched < RESYNC_MAX_MATCH)
+                     resync=resync and long_copy and matched < RESYNC_MAX_MATCH)
 
     def _from_index(self, hist: list[int], max_len: int) -> Draft:
         for k in self.key_lens:

@@ -114,15 +114,17 @@ def test_an_unconfirmed_draft_does_not_move_the_copy() -> None:
     assert d.propose(hist, 2).tokens == (123, 124)
 
 
-def test_plain_steps_that_emit_the_proposal_confirm_the_copy() -> None:
+def test_plain_steps_confirm_the_copy_and_following_it_counts_once_it_ran_long() -> None:
     d = NgramDrafter(key_len=4)
     src = list(range(100, 200))
     d.add_source("a", src)
     hist = [1, 2, 100, 101, 102]
     first = d.propose(hist, 4)
     assert first.tokens == (103, 104, 105, 106) and not first.resync
-    hist += [103]  # the policy did not draft, but the plain step emitted what was proposed
-    assert not d.propose(hist, 4).resync
-    hist += [104]
-    following = d.propose(hist, 4)
-    assert following.tokens == (105, 106, 107, 108) and following.resync  # now it follows the copy
+    for t in range(103, 114):  # plain steps emit what was proposed, one token at a time
+        hist.append(t)
+        following = d.propose(hist, 4)
+        assert following.tokens == (t + 1, t + 2, t + 3, t + 4)
+        assert not following.resync  # a copy of a few tokens may be chance (new code repeats bits)
+    hist.append(114)  # the output has followed the copy for 12 tokens since the draft was made
+    assert d.propose(hist, 4).resync
