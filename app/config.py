@@ -48,6 +48,7 @@ class Config:
     threads: int = 0  # 0 = all physical cores
     gpu_layers: int = -1  # -1 = all (ignored on CPU builds)
     flash_attn: bool | None = None  # None = llama.cpp's auto
+    cpu_extra_buffers: bool | None = None  # llama.cpp's AMX/repacked CPU weights; None = off on CPU
     kv_type: str = "f16"  # target KV cache type: f16 | q8_0 | q4_0 (the drafter's stays f16)
     # speculation
     spec: str = "auto"  # off | ngram | draft | mtp | auto

@@ -95,6 +95,7 @@ def engine_config(cfg: Config, progress: Progress | None = None) -> EngineConfig
         threads=cfg.threads,
         gpu_layers=cfg.gpu_layers,
         flash_attn=cfg.flash_attn,
+        cpu_extra_buffers=cfg.cpu_extra_buffers,
         kv_type=cfg.kv_type,
         spec=cfg.spec,
         ngram_key=cfg.ngram_key,

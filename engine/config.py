@@ -14,6 +14,7 @@ class EngineConfig:
     threads: int = 0  # 0 = all cores
     gpu_layers: int = -1
     flash_attn: bool | None = None
+    cpu_extra_buffers: bool | None = None  # None = off on CPU (see backend.cpu_extra_buffers)
     kv_type: str = "f16"  # target KV type; the drafter's KV cache is always f16
     spec: str = "auto"  # off | ngram | draft | mtp | auto
     ngram_key: int = 0  # 0 = default

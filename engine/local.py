@@ -74,7 +74,8 @@ class LocalEngine:
         say("checking memory", 0.05)
         self.fit = check_fit(cfg)  # a one-line FitError instead of an out-of-memory crash
         say(f"loading {self.gguf.name}", 0.1)
-        self.model = backend.Model(cfg.model_path, gpu_layers=cfg.gpu_layers, load_mtp=self.gguf.mtp_layers > 0)
+        self.model = backend.Model(cfg.model_path, gpu_layers=cfg.gpu_layers, load_mtp=self.gguf.mtp_layers > 0,
+                                   extra_buffers=cfg.cpu_extra_buffers)
         self.gpu = backend.gpu_offload_supported() and cfg.gpu_layers != 0
         n_ctx = min(cfg.n_ctx, self.model.n_ctx_train) if self.model.n_ctx_train > 0 else cfg.n_ctx
         self.flash_attn = resolve_flash_attn(cfg.flash_attn, gpu=self.gpu, kv_type=cfg.kv_type)
@@ -94,7 +95,8 @@ class LocalEngine:
         self.draft_ctx = None
         if self.draft_gguf is not None:
             say(f"loading draft {self.draft_gguf.name}", 0.5)
-            self.draft_model = backend.Model(cfg.draft_model_path or "", gpu_layers=cfg.gpu_layers)
+            self.draft_model = backend.Model(cfg.draft_model_path or "", gpu_layers=cfg.gpu_layers,
+                                             extra_buffers=cfg.cpu_extra_buffers)
             self.draft_ctx = backend.Context(  # the drafter's KV stays f16: quantized KV collapses acceptance
                 self.draft_model, n_ctx=self.ctx.n_ctx, n_batch=cfg.n_batch, threads=cfg.threads, kv_type="f16",
                 flash_attn=resolve_flash_attn(cfg.flash_attn, gpu=self.gpu, kv_type="f16"),
@@ -104,11 +106,13 @@ class LocalEngine:
         prof = load_profile(ppath)
         dirty = False
         fa_key = "auto" if self.flash_attn is None else ("on" if self.flash_attn else "off")
-        if "verify_curve" not in prof or prof.get("curve_version") != CURVE_VERSION or prof.get("flash_attn", fa_key) != fa_key:
+        stale = prof.get("flash_attn", fa_key) != fa_key or prof.get("extra_buffers", self.model.extra_buffers) != self.model.extra_buffers
+        if "verify_curve" not in prof or prof.get("curve_version") != CURVE_VERSION or stale:
             say("measuring the verify-cost curve (once per model and machine)", 0.7)
             prof["verify_curve"] = {str(k): v for k, v in verify_curve(self.ctx, self.model.n_vocab).items()}
             prof["curve_version"] = CURVE_VERSION
             prof["flash_attn"] = fa_key
+            prof["extra_buffers"] = self.model.extra_buffers
             dirty = True
         if self.draft_ctx is not None and "draft_token_s" not in prof:
             prof["draft_token_s"] = token_cost(self.draft_ctx, self.model.n_vocab)
