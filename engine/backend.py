@@ -297,7 +297,8 @@ def peer_prompt_lookup(engine, prompt: str, max_tokens: int, temperature: float,
     llm = getattr(engine, "_peer_llm", None)
     if llm is None:
         cfg = engine.cfg
-        llm = llama_cpp.Llama(
+        llm = _peer_llama(
+            engine.model.extra_buffers,
             model_path=cfg.model_path,
             n_ctx=engine.ctx.n_ctx,
             n_batch=cfg.n_batch,
@@ -323,3 +324,26 @@ def peer_prompt_lookup(engine, prompt: str, max_tokens: int, temperature: float,
     end = time.perf_counter()
     n = len(llm.tokenize("".join(pieces).encode("utf-8"), add_bos=False, special=True))
     return n, end - (first or end), end - t0
+
+
+def _peer_llama(extra_buffers: bool, **kw):
+    """``llama_cpp.Llama(**kw)`` with the engine's choice of CPU extra buffers.
+
+    Llama() takes no such argument and llama.cpp's default (on) crashes a native build on
+    an AMX machine (see ``cpu_extra_buffers``), so its default parameters are wrapped for
+    the duration of the constructor: the peer runs on the same weight layout as tau.
+    """
+    import llama_cpp.llama as high
+
+    orig = high.llama_cpp.llama_model_default_params
+
+    def params():
+        p = orig()
+        p.use_extra_bufts = extra_buffers
+        return p
+
+    high.llama_cpp.llama_model_default_params = params
+    try:
+        return llama_cpp.Llama(**kw)
+    finally:
+        high.llama_cpp.llama_model_default_params = orig

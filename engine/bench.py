@@ -6,7 +6,7 @@ as a peer column. Speedups are ratios against plain decoding of the same workloa
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.benchdata.workloads import SUITES, Workload
@@ -28,6 +28,7 @@ class BenchConfig:
     needs_draft: bool = False
     ngram_key: int = 0  # >0: a separate overlay with this single key length (key-length sweep)
     default: bool = True  # part of the default set (others run when named with --configs)
+    window: int = 0  # >0: this window limit; 0: the engine's (config, tuned or default)
 
 
 CONFIGS: tuple[BenchConfig, ...] = (
@@ -41,6 +42,8 @@ CONFIGS: tuple[BenchConfig, ...] = (
     BenchConfig("peer-lookup", None),
 ) + tuple(
     BenchConfig(f"ngram-k{k}", SpecConfig(drafters=(f"ngram-k{k}",)), ngram_key=k, default=False) for k in (2, 3, 4, 6, 8, 12)
+) + tuple(
+    BenchConfig(f"ngram-w{w}", SpecConfig(drafters=("ngram",)), window=w, default=False) for w in (8, 16, 24, 32, 48, 64)
 )
 
 
@@ -147,7 +150,8 @@ def _turns(engine, wl: Workload, cfg: BenchConfig, params: SamplingParams) -> li
         prompt = engine.chat_prompt(list(turn))
         req = GenerateRequest(prompt, max_tokens=wl.max_tokens, sampling=params)
         done: DoneEvent | None = None
-        for ev in engine.stream(req, spec=cfg.spec):
+        spec = replace(cfg.spec, max_window=cfg.window or engine.max_window) if cfg.spec is not None else None
+        for ev in engine.stream(req, spec=spec):
             if isinstance(ev, DoneEvent):
                 done = ev
         if done is None or done.error:

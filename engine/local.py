@@ -190,6 +190,11 @@ class LocalEngine:
     def register_context(self, key: str, text: str) -> None:
         self.ngram.add_source(key, self.tokenize(text))
 
+    @property
+    def max_window(self) -> int:
+        """Drafted tokens per pass at most: configured, tuned or the default."""
+        return self._max_window
+
     def spec_config(self, mode: str) -> SpecConfig:
         return tuned_spec(spec_preset(mode, self._max_window), self.tuned, mode)
 

@@ -67,3 +67,28 @@ def test_threads_zero_means_all_cores_never_llama_cpps_default(tmp_path) -> None
         assert eng.ctx.threads == 1
     finally:
         eng.close()
+
+
+def test_cpu_weights_stay_out_of_extra_buffers_unless_asked(tmp_path) -> None:
+    # a native build's AMX kernels died of SIGILL at the first multi-row batch on the Xeon VM
+    # tau is developed on: on CPU the weights stay in plain buffers unless configured
+    from engine import backend
+    from engine.config import EngineConfig
+    from engine.local import LocalEngine
+    from tests.engine.tinymodel import write_tiny_model
+
+    assert backend.cpu_extra_buffers(None, gpu=False) is False
+    assert backend.cpu_extra_buffers(None, gpu=True) is True
+    assert backend.cpu_extra_buffers(True, gpu=False) is True
+    model = str(write_tiny_model(tmp_path / "tiny.gguf", vocab=300, byte_fallback=True))
+    for choice in (None, True):
+        eng = LocalEngine.load(EngineConfig(model_path=model, n_ctx=256, gpu_layers=0, cpu_extra_buffers=choice,
+                                            cache_dir=str(tmp_path)))
+        try:
+            assert eng.model.extra_buffers is (choice is True)
+            # the profile remembers which weights its verify curve was measured with
+            assert eng.profile["extra_buffers"] is (choice is True)
+            rows = eng.call(lambda eng=eng: eng.ctx.decode([5, 6, 7, 8], 0, all_logits=True))
+            assert rows.shape[0] == 4
+        finally:
+            eng.close()

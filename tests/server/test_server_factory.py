@@ -16,12 +16,13 @@ from app.config import Config
 def test_engine_config_maps_the_app_config(tmp_path):
     model = tmp_path / "m.gguf"
     cfg = Config(model=str(model), draft_model="none", n_ctx=4096, n_batch=256, threads=3, gpu_layers=0,
-                 flash_attn=True, kv_type="q8_0", spec="ngram", ngram_key=4, max_window=12,
+                 flash_attn=True, cpu_extra_buffers=True, kv_type="q8_0", spec="ngram", ngram_key=4, max_window=12,
                  memory_bandwidth_gbs=50.0)
     ec = factory.engine_config(cfg)
     assert ec.model_path == str(model) and ec.draft_model_path is None
     assert (ec.n_ctx, ec.n_batch, ec.threads, ec.gpu_layers) == (4096, 256, 3, 0)
     assert (ec.flash_attn, ec.kv_type, ec.spec, ec.ngram_key, ec.max_window) == (True, "q8_0", "ngram", 4, 12)
+    assert ec.cpu_extra_buffers is True
     assert ec.memory_bandwidth_gbs == 50.0
     assert Path(ec.cache_dir) == tmp_path / "cache"  # TAU_CACHE_DIR (conftest)
     assert Path(ec.log_path) == tmp_path / "state" / "llama.log"
