@@ -15,6 +15,7 @@ import numpy as np
 from engine.drafters.base import Draft, Drafter
 from engine.policy import Acceptance, CostCurve, choose_window, confidence_bucket
 from engine.sampling import Sampler
+from engine.shadow import Shadow
 from engine.spec import SpecConfig
 from engine.textstream import TextStream
 from engine.types import (
@@ -128,10 +129,13 @@ class Speculator:
         self.curve = curve
         self.slots = drafters
         self.acceptance = acceptance or Acceptance()
+        self.unverified: Shadow | None = None  # the last pick's free proposal it chose not to verify
+
 
     def pick(self, hist: list[int], spec: SpecConfig, mode: str, room: int) -> tuple[Draft | None, int]:
         """The draft to verify next (or None for a plain pass) and its bucket."""
         max_k = min(spec.max_window, room)
+        self.unverified = None
         if max_k <= 0:
             return None, 0
         for name in spec.drafters:
@@ -147,6 +151,8 @@ class Speculator:
                 k = self._window(slot, key, bucket, len(d.tokens), spec)
                 if k > 0:
                     return _cut(d, k), bucket
+                if self.unverified is None:
+                    self.unverified = Shadow(key, bucket, tuple(d.tokens))
                 continue
             k = self._window(slot, key, 0, max_k, spec)
             if k > 0:
@@ -164,6 +170,8 @@ class Speculator:
             slot.shelved_passes = 0
             return choice.k
         cost = slot.cost()
+        if slot.lookup:
+            return 0  # its unverified proposals are checked against plain passes for free (engine.shadow)
         if cost > 0 and choose_window(self.curve, [OPTIMISTIC_RATE] * max_k, max_k, cost).k == 0:
             return 0  # even a drafter that predicts well would not pay on this hardware: no probes
         slot.shelved_passes += 1
@@ -200,6 +208,7 @@ def run(
     emitted = 0
     finish = ""
     last_stats = t_start
+    shadow: Shadow | None = None  # a proposal the policy did not verify, checked by plain passes
 
     def stats(now: float) -> GenStats:
         return GenStats(
@@ -263,6 +272,11 @@ def run(
             finish = "length"
             break
         draft, bucket = speculator.pick(hist, spec, mode, min(room, request.max_tokens - len(out)))
+        if draft is not None and shadow is not None:
+            shadow.settle(speculator.acceptance)
+            shadow = None
+        elif draft is None and shadow is None and spec.adaptive:
+            shadow = speculator.unverified
         toks = list(draft.tokens) if draft is not None else []
         k = len(toks)
         t0 = time.perf_counter()
@@ -273,6 +287,8 @@ def run(
         assert rows is not None
         if draft is None:
             new = [sampler.sample(rows[-1], hist)]
+            if shadow is not None and shadow.feed(new[0], speculator.acceptance):
+                shadow = None
         else:
             verdict = verify(rows, toks, sampler, hist, draft.probs if spec.stochastic_draft else None)
             target.rollback(len(target.kv) - (k - verdict.accepted))

@@ -1,0 +1,41 @@
+"""Free evidence for lookup drafters: a proposal the policy chose not to verify is checked
+against the tokens that the plain passes which followed it emit.
+
+Drafting by lookup (the n-gram overlay) costs nothing, so the engine proposes on every pass
+even when the policy decides a window would not pay. Plain decoding then emits, one pass at
+a time, exactly the tokens the verifier would have compared the proposal with: the target's
+argmax when greedy, a sample from the same distribution p when sampled, where the chance
+that it equals the draft is p(draft), the sample-and-match acceptance itself. So the
+acceptance estimates of a bucket the policy has shelved keep learning without paying for
+probe passes, and start paying the moment the workload makes them worth it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.policy import Acceptance
+
+
+@dataclass
+class Shadow:
+    key: str  # acceptance key ("drafter:mode")
+    bucket: int
+    tokens: tuple[int, ...]
+    matched: int = 0  # leading tokens the plain passes have emitted as proposed
+
+    def feed(self, token: int, acceptance: Acceptance) -> bool:
+        """One token a plain pass emitted; True once the proposal is settled (and recorded)."""
+        if token == self.tokens[self.matched]:
+            self.matched += 1
+            if self.matched < len(self.tokens):
+                return False
+            acceptance.update(self.key, self.bucket, len(self.tokens), self.matched)
+            return True
+        acceptance.update(self.key, self.bucket, self.matched + 1, self.matched)
+        return True
+
+    def settle(self, acceptance: Acceptance) -> None:
+        """A verify pass comes next: record what the plain passes showed so far."""
+        if self.matched:
+            acceptance.update(self.key, self.bucket, self.matched, self.matched)

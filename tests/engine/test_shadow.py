@@ -1,0 +1,99 @@
+"""A lookup drafter's proposals that the policy does not verify are checked against the plain
+passes that follow, so a shelved drafter's acceptance keeps learning for free."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from engine.decoder import DrafterSlot, Speculator, Target, run
+from engine.drafters.base import Draft
+from engine.policy import Acceptance, CostCurve
+from engine.shadow import Shadow
+from engine.spec import SpecConfig
+from engine.types import GenerateRequest, SamplingParams
+
+V = 50
+
+
+def test_feed_records_the_matched_prefix_and_the_first_miss() -> None:
+    acc = Acceptance(prior=0.5, prior_weight=0.0, decay=1.0)
+    s = Shadow("ngram:greedy", 3, (7, 8, 9))
+    assert not s.feed(7, acc) and not s.feed(8, acc)
+    assert s.feed(4, acc)  # position 2 missed
+    assert acc.rates("ngram:greedy", 3, 3) == [1.0, 1.0, 0.0]
+    s = Shadow("ngram:greedy", 3, (7, 8))
+    assert not s.feed(7, acc) and s.feed(8, acc)  # all of it emitted
+    assert acc.rates("ngram:greedy", 3, 3)[:2] == [1.0, 1.0]
+    s = Shadow("ngram:greedy", 2, (5, 6, 7))
+    s.feed(5, acc)
+    s.settle(acc)  # a verify pass comes: what plain passes showed so far counts
+    assert acc.rates("ngram:greedy", 2, 1) == [1.0]
+    Shadow("ngram:greedy", 1, (5,)).settle(acc)  # nothing seen: nothing recorded
+    assert acc.rates("ngram:greedy", 1, 1) == [0.5]
+
+
+class CountingCtx:
+    """A model whose next token is always (last + 1) % V."""
+
+    n_ctx = 4096
+
+    def __init__(self) -> None:
+        self.rows = 0
+
+    def decode(self, tokens: Sequence[int], pos0: int, *, all_logits: bool) -> np.ndarray:
+        out = np.zeros((len(tokens), V), dtype=np.float32)
+        for i, t in enumerate(tokens):
+            out[i, (t + 1) % V] = 10.0
+        self.rows += len(tokens)
+        return out if all_logits else out[-1:]
+
+    def truncate(self, pos: int) -> None:
+        pass
+
+
+class Vocab:
+    def piece(self, token: int) -> bytes:
+        return b"x"
+
+    def is_eog(self, token: int) -> bool:
+        return False
+
+
+class Oracle:
+    """A free drafter that is always right, but whose buckets start out distrusted."""
+
+    name = "ngram"
+
+    def propose(self, history: Sequence[int], max_len: int) -> Draft:
+        return Draft(tuple((history[-1] + 1 + i) % V for i in range(max_len)), self.name, confidence=2)
+
+    def reset(self) -> None:
+        pass
+
+
+class Wrong(Oracle):
+    def propose(self, history: Sequence[int], max_len: int) -> Draft:
+        return Draft(tuple((history[-1] + 2 + i) % V for i in range(max_len)), self.name, confidence=2)
+
+
+def _run(drafter, prior: float):
+    curve = CostCurve({1: 1.0, 2: 1.5, 4: 2.2, 8: 3.5, 16: 4.0})
+    sp = Speculator(curve, {"ngram": DrafterSlot(drafter)}, Acceptance(prior=prior))
+    req = GenerateRequest((1, 2, 3), max_tokens=200, sampling=SamplingParams(temperature=0.0))
+    done = run(Target(CountingCtx()), Vocab(), [1, 2, 3], req, SpecConfig(drafters=("ngram",)), sp, lambda _e: None)
+    assert list(done.token_ids) == [(3 + 1 + i) % V for i in range(200)]  # the output is plain decoding's
+    return done.stats
+
+
+def test_a_distrusted_free_drafter_earns_its_windows_from_plain_passes() -> None:
+    # the prior alone would keep it plain for good (no probe passes for free drafters)
+    st = _run(Oracle(), prior=0.05)
+    assert st.verify_passes < 100 and st.accepted["ngram"] > 100
+
+
+def test_a_trusted_free_drafter_that_misses_is_shelved_and_stays_shelved() -> None:
+    st = _run(Wrong(), prior=0.9)
+    assert st.drafted.get("ngram", 0) < 40  # a few passes to learn, then plain
+    assert st.verify_passes > 195
