@@ -131,7 +131,6 @@ class Speculator:
         self.acceptance = acceptance or Acceptance()
         self.unverified: Shadow | None = None  # the last pick's free proposal it chose not to verify
 
-
     def pick(self, hist: list[int], spec: SpecConfig, mode: str, room: int) -> tuple[Draft | None, int]:
         """The draft to verify next (or None for a plain pass) and its bucket."""
         max_k = min(spec.max_window, room)
