@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # Drafted tokens per pass at most. On a GPU a wide pass costs little more than one row, so
-# long copy runs pay for long windows. On this 2-core CPU (one row ~100 ms) rows cost ~40 ms
-# each from 7 to 41 rows at a 1000-token context: longer windows gain nothing there and a
-# rejection at their first token wastes more, so the default stops at 24 (`tau tune` tries 40).
+# long copy runs pay for long windows. On the 2-core CPU without AMX of sessions 1-3 rows cost
+# ~40 ms each from 7 to 41 per pass (one row ~100 ms); on the 2-core AMX VM of session 4, 16
+# rows cost ~4x one row and 32 ~5.5x, and limits of 24, 32 and 48 were within the bench's
+# noise of each other on the edits (`tau bench --configs ngram-w32,ngram-w48`); `tau tune`
+# also tries 40.
 DEFAULT_MAX_WINDOW = 24
 
 
