@@ -60,27 +60,31 @@ class Sampler:
         xs = x[pool] if pool is not None else x
         e = self._weights(xs, np.float32(1.0 / p.temperature))  # exp((x - max) / T), max weight 1
         z = float(e.sum(dtype=np.float64))
-        cut = 0.0 if p.top_p >= 1.0 and p.min_p <= 0.0 else _CUT
-        if p.top_p >= 1.0:
-            cut = max(cut, float(p.min_p))  # min-p keeps weights >= min_p * max weight
-        while True:
-            sel = np.flatnonzero(e >= np.float32(cut)) if cut > 0.0 else np.arange(e.shape[0])
-            if p.top_p >= 1.0:  # no nucleus: order does not matter
-                probs = e[sel].astype(np.float64) / z
-                break
-            sel = sel[np.argsort(-xs[sel], kind="stable")]
+        if p.top_p >= 1.0:  # no nucleus: min-p alone keeps weights >= min_p (order does not matter)
+            sel = np.flatnonzero(e >= np.float32(p.min_p)) if p.min_p > 0.0 else np.arange(e.shape[0])
             probs = e[sel].astype(np.float64) / z
-            cum = np.cumsum(probs)
-            if cum[-1] >= p.top_p or cut == 0.0:  # the nucleus ends among the selected tokens
-                c = min(int(np.searchsorted(cum, p.top_p, side="left")) + 1, len(sel))
-                sel, probs = sel[:c], probs[:c]
-                break
-            cut = cut * _CUT if cut > 1e-30 else 0.0
+        else:
+            sel, probs = self._nucleus(xs, e, z)
         idx = pool[sel] if pool is not None else sel
         if p.min_p > 0.0:
             keep = probs >= p.min_p * probs.max()
             idx, probs = idx[keep], probs[keep]
         return idx, probs / probs.sum()
+
+    def _nucleus(self, x: np.ndarray, e: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
+        """The smallest top set holding top_p of the mass, searched among the weights >= cut,
+        the cut widening by ``_CUT`` until the selected tokens cover top_p."""
+        top_p = self.params.top_p
+        cut = _CUT
+        while True:
+            sel = np.flatnonzero(e >= np.float32(cut)) if cut > 0.0 else np.arange(e.shape[0])
+            sel = sel[np.argsort(-x[sel], kind="stable")]
+            probs = e[sel].astype(np.float64) / z
+            cum = np.cumsum(probs)
+            if cum[-1] >= top_p or cut == 0.0:  # the nucleus ends among the selected tokens
+                c = min(int(np.searchsorted(cum, top_p, side="left")) + 1, len(sel))
+                return sel[:c], probs[:c]
+            cut = cut * _CUT if cut > 1e-30 else 0.0
 
     def _weights(self, x: np.ndarray, inv_t: np.float32) -> np.ndarray:
         """exp((x - max x) / T) in a reused float32 buffer (valid until the next call)."""

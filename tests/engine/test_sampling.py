@@ -37,6 +37,7 @@ def reference(logits: np.ndarray, p: SamplingParams, history: list[int]) -> dict
         SamplingParams(temperature=0.6, min_p=0.05),
         SamplingParams(temperature=0.8, repeat_penalty=1.3, top_p=0.99),
         SamplingParams(temperature=1.5, top_p=0.5),
+        SamplingParams(temperature=1.0, min_p=1e-6),  # a min-p below the nucleus search's first cut
     ],
 )
 @pytest.mark.parametrize("peaky", [True, False])
