@@ -92,7 +92,8 @@ class Model:
         params = llama_cpp.llama_model_default_params()
         params.n_gpu_layers = gpu_layers if gpu_layers >= 0 else 999
         params.use_mmap = True
-        self.extra_buffers = cpu_extra_buffers(extra_buffers, gpu=gpu_offload_supported() and gpu_layers != 0)
+        self.gpu = gpu_offload_supported() and gpu_layers != 0  # some layers run on a GPU
+        self.extra_buffers = cpu_extra_buffers(extra_buffers, gpu=self.gpu)
         params.use_extra_bufts = self.extra_buffers
         if load_mtp:
             params.load_mtp = True

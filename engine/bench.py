@@ -145,12 +145,13 @@ def run_config(engine, wl: Workload, mode: str, cfg: BenchConfig) -> RunResult:
 
 
 def _turns(engine, wl: Workload, cfg: BenchConfig, params: SamplingParams) -> list[DoneEvent]:
+    assert cfg.spec is not None  # the peer runs through run_peer
+    spec = replace(cfg.spec, max_window=cfg.window or engine.max_window)
     dones: list[DoneEvent] = []
     for turn in wl.turns:
         prompt = engine.chat_prompt(list(turn))
         req = GenerateRequest(prompt, max_tokens=wl.max_tokens, sampling=params)
         done: DoneEvent | None = None
-        spec = replace(cfg.spec, max_window=cfg.window or engine.max_window) if cfg.spec is not None else None
         for ev in engine.stream(req, spec=spec):
             if isinstance(ev, DoneEvent):
                 done = ev

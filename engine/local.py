@@ -76,7 +76,7 @@ class LocalEngine:
         say(f"loading {self.gguf.name}", 0.1)
         self.model = backend.Model(cfg.model_path, gpu_layers=cfg.gpu_layers, load_mtp=self.gguf.mtp_layers > 0,
                                    extra_buffers=cfg.cpu_extra_buffers)
-        self.gpu = backend.gpu_offload_supported() and cfg.gpu_layers != 0
+        self.gpu = self.model.gpu
         n_ctx = min(cfg.n_ctx, self.model.n_ctx_train) if self.model.n_ctx_train > 0 else cfg.n_ctx
         self.flash_attn = resolve_flash_attn(cfg.flash_attn, gpu=self.gpu, kv_type=cfg.kv_type)
         ctx_kw: dict = dict(n_ctx=n_ctx, n_batch=cfg.n_batch, threads=cfg.threads, kv_type=cfg.kv_type, flash_attn=self.flash_attn)
