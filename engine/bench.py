@@ -66,6 +66,7 @@ class RunResult:
     near_ties: int = 0
     divergence_gap: float | None = None  # greedy runs that differ: plain's top-2 logit gap where they part
     drift: float | None = None  # plain only: tok/s of the closing plain run over the opening one
+    round_speedups: list[float] = field(default_factory=list)  # with several rounds: each round's speedup
     token_ids: list[int] = field(default_factory=list, repr=False)
     turn_lens: list[int] = field(default_factory=list, repr=False)  # how many of token_ids each turn made
     decode_s: float = field(default=0.0, repr=False)
@@ -105,11 +106,20 @@ def first_difference(a: list[int], b: list[int]) -> int | None:
     return None if len(a) == len(b) else min(len(a), len(b))
 
 
-def run_config(engine, wl: Workload, mode: str, cfg: BenchConfig) -> RunResult:
-    """One workload in one configuration; multi-turn workloads reuse the KV prefix between turns."""
+def round_params(mode: str, rnd: int) -> SamplingParams:
+    """Round ``rnd``'s sampling settings: sampled rounds draw other sequences (seed + round), so
+    several rounds average over what is sampled as well as over the machine's speed."""
     params = MODES[mode]
+    if rnd and params.seed is not None:
+        params = replace(params, seed=params.seed + rnd)
+    return params
+
+
+def run_config(engine, wl: Workload, mode: str, cfg: BenchConfig, rnd: int = 0) -> RunResult:
+    """One workload in one configuration; multi-turn workloads reuse the KV prefix between turns."""
+    params = round_params(mode, rnd)
     if cfg.spec is None:
-        return run_peer(engine, wl, mode)
+        return run_peer(engine, wl, params)
     engine.speculator.acceptance = Acceptance()  # each run learns from scratch
     engine.ngram.reset()
     for key in wl.repo:
@@ -161,10 +171,10 @@ def _turns(engine, wl: Workload, cfg: BenchConfig, params: SamplingParams) -> li
     return dones
 
 
-def run_peer(engine, wl: Workload, mode: str) -> RunResult:
+def run_peer(engine, wl: Workload, params: SamplingParams) -> RunResult:
     from engine.backend import peer_prompt_lookup
 
-    params = MODES[mode]
+    mode = "greedy" if params.greedy else "sampled"
     tokens = 0
     decode_s = wall_s = 0.0
     for turn in wl.turns:
@@ -197,6 +207,37 @@ def bracket(first: RunResult, last: RunResult) -> RunResult:
     return out
 
 
+def pool(runs: list[RunResult]) -> RunResult:
+    """One configuration's rounds as one result: tokens and seconds summed, so the pooled
+    tok/s weighs every round by its length; stats that describe one run come from the first."""
+    first = runs[0]
+    if len(runs) == 1:
+        return first
+    tokens = sum(r.tokens for r in runs)
+    dec = sum(r.decode_s for r in runs)
+    wall = sum(r.wall_s for r in runs)
+    drafted: dict[str, int] = {}
+    accepted: dict[str, int] = {}
+    for r in runs:
+        for k, v in r.drafted.items():
+            drafted[k] = drafted.get(k, 0) + v
+        for k, v in r.accepted.items():
+            accepted[k] = accepted.get(k, 0) + v
+    passes = sum(r.tokens / r.tau for r in runs if r.tau)
+    drifts = [r.drift for r in runs if r.drift is not None]
+    differ = [r for r in runs if r.same_as_plain is False]
+    ref = differ[0] if differ else first
+    return replace(
+        first, tokens=tokens, decode_tok_s=tokens / dec if dec else 0.0, wall_tok_s=tokens / wall if wall else 0.0,
+        tau=tokens / passes if passes else first.tau, drafted=drafted, accepted=accepted,
+        near_ties=sum(r.near_ties for r in runs), decode_s=dec, wall_s=wall,
+        drift=min(drifts, key=lambda d: -abs(d - 1)) if drifts else None,  # the largest move of any round
+        round_speedups=[r.speedup for r in runs],
+        same_as_plain=None if first.same_as_plain is None else not differ,
+        first_divergence=ref.first_divergence, divergence_gap=ref.divergence_gap,
+    )
+
+
 def divergence_gap(engine, wl: Workload, base: RunResult, i: int) -> float | None:
     """The target's top-2 logit gap at token ``i`` of plain's output (where another run left it),
     computed by one plain prefill of that turn's prompt and plain's tokens before ``i``."""
@@ -216,43 +257,78 @@ def run_bench(
     configs: tuple[str, ...] | None = None,
     progress: Callable[[str, float], None] | None = None,
     bracketed: bool = True,
+    rounds: int = 1,
 ) -> list[RunResult]:
-    """bracketed: run plain again after the other configurations and pool both (see ``bracket``)."""
+    """bracketed: run plain again after the other configurations and pool both (see ``bracket``).
+
+    rounds: run each group this many times. Each round's speedups are against that round's
+    own bracketing plain runs, the configurations' order rotates from round to round (so
+    none always runs just after plain, on a machine that is warming up or slowing down),
+    and the reported result pools the rounds, with every round's speedup alongside.
+    """
     if suite not in SUITES:
         raise ValueError(f"unknown suite {suite!r} (one of {', '.join(SUITES)})")
+    if rounds < 1:
+        raise ValueError(f"rounds must be at least 1, not {rounds}")
     chosen = [c for c in CONFIGS if (c.default if configs is None else c.name in configs)]
     has_draft = "draft" in engine.speculator.slots
     chosen = [c for c in chosen if has_draft or not c.needs_draft]
     if not chosen or chosen[0].name != "plain":
         chosen = [CONFIGS[0]] + [c for c in chosen if c.name != "plain"]
     workloads = SUITES[suite]
-    order = chosen + ([chosen[0]] if bracketed and len(chosen) > 1 else [])
-    total = len(workloads) * len(modes) * len(order)
+    per_round = len(chosen) + (1 if bracketed and len(chosen) > 1 else 0)
+    total = len(workloads) * len(modes) * per_round * rounds
     done = 0
     results: list[RunResult] = []
     for wl in workloads:
         for mode in modes:
-            group: list[RunResult] = []
-            for cfg in order:
-                if progress:
-                    progress(f"{wl.name} {mode} {cfg.name}", done / total)
-                group.append(run_config(engine, wl, mode, cfg))
-                done += 1
-            base = bracket(group[0], group.pop()) if len(order) > len(chosen) else group[0]
-            group[0] = base
-            for r, cfg in zip(group, chosen, strict=True):
-                if base.decode_tok_s:
-                    r.speedup = r.decode_tok_s / base.decode_tok_s
-                    r.wall_speedup = r.wall_tok_s / base.wall_tok_s if base.wall_tok_s else 0.0
-                if mode == "greedy" and cfg.spec is not None and cfg.name != "plain":
-                    r.first_divergence = first_difference(r.token_ids, base.token_ids)
-                    r.same_as_plain = r.first_divergence is None
-                    if r.first_divergence is not None:
-                        r.divergence_gap = divergence_gap(engine, wl, base, r.first_divergence)
-            results.extend(group)
+            by_round: list[list[RunResult]] = []
+            for rnd in range(rounds):
+                others = chosen[1:]
+                if others:
+                    shift = rnd % len(others)
+                    others = others[shift:] + others[:shift]
+                order = [chosen[0]] + others + ([chosen[0]] if per_round > len(chosen) else [])
+                runs: dict[str, RunResult] = {}
+                closing: RunResult | None = None
+                for i, cfg in enumerate(order):
+                    if progress:
+                        tag = f" round {rnd + 1}/{rounds}" if rounds > 1 else ""
+                        progress(f"{wl.name} {mode} {cfg.name}{tag}", done / total)
+                    r = run_config(engine, wl, mode, cfg, rnd)
+                    done += 1
+                    if i and cfg is chosen[0]:
+                        closing = r
+                    else:
+                        runs[cfg.name] = r
+                if closing is not None:
+                    runs[chosen[0].name] = bracket(runs[chosen[0].name], closing)
+                group = [runs[c.name] for c in chosen]
+                _compare(engine, wl, mode, chosen, group)
+                by_round.append(group)
+            pooled = [pool([g[j] for g in by_round]) for j in range(len(chosen))]
+            if rounds > 1 and pooled[0].decode_tok_s:
+                for r in pooled:  # the pooled ratio: every round's tokens over every round's seconds
+                    r.speedup = r.decode_tok_s / pooled[0].decode_tok_s
+                    r.wall_speedup = r.wall_tok_s / pooled[0].wall_tok_s if pooled[0].wall_tok_s else 0.0
+            results.extend(pooled)
     if progress:
         progress("done", 1.0)
     return results
+
+
+def _compare(engine, wl: Workload, mode: str, chosen: list[BenchConfig], group: list[RunResult]) -> None:
+    """Speedups against the group's plain run (group[0]); greedy runs compared token by token."""
+    base = group[0]
+    for r, cfg in zip(group, chosen, strict=True):
+        if base.decode_tok_s:
+            r.speedup = r.decode_tok_s / base.decode_tok_s
+            r.wall_speedup = r.wall_tok_s / base.wall_tok_s if base.wall_tok_s else 0.0
+        if mode == "greedy" and cfg.spec is not None and cfg.name != "plain":
+            r.first_divergence = first_difference(r.token_ids, base.token_ids)
+            r.same_as_plain = r.first_divergence is None
+            if r.first_divergence is not None:
+                r.divergence_gap = divergence_gap(engine, wl, base, r.first_divergence)
 
 
 def format_table(results: list[RunResult]) -> str:
@@ -265,6 +341,8 @@ def format_table(results: list[RunResult]) -> str:
             same += f" (top-2 gap {r.divergence_gap:.2f})"
         if r.drift is not None:
             same = f"  (closing plain run {r.drift - 1:+.0%})"
+        elif len(r.round_speedups) > 1:
+            same += f"  rounds {min(r.round_speedups):.2f}-{max(r.round_speedups):.2f}x"
         lines.append(
             f"{r.workload:<15} {r.mode:<8} {r.config:<13} {r.tokens:>5} {r.decode_tok_s:>8.2f} {r.wall_tok_s:>8.2f} "
             f"{r.speedup:>7.2f}x {r.tau:>5.2f}  {acc}{same}"

@@ -21,6 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--modes", default="greedy,sampled", help="comma list of greedy,sampled")
     p.add_argument("--configs", default="", help="comma list of configurations (default: all)")
     p.add_argument("--synthetic", metavar="SHAPE", help="benchmark a random-weight model of a named shape instead")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="run every group this many times (order rotated, sampled seeds varied) and pool them")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--out", help="also write the JSON results to this file")
     add_model_flags(p)
@@ -46,6 +48,8 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
     modes = tuple(m for m in args.modes.split(",") if m)
     if not modes or any(m not in ("greedy", "sampled") for m in modes):
         raise UsageError("--modes takes greedy and/or sampled")
+    if args.rounds < 1:
+        raise UsageError("--rounds takes a positive number")
     names = {c.name for c in CONFIGS}
     configs = tuple(c for c in args.configs.split(",") if c) or None
     if configs and any(c not in names for c in configs):
@@ -56,11 +60,12 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         print(f"tau: {e}", file=sys.stderr)
         return 1
     try:
-        results = run_bench(engine, args.suite, modes, configs, progress=ProgressBar())
+        results = run_bench(engine, args.suite, modes, configs, progress=ProgressBar(), rounds=args.rounds)
     finally:
         engine.close()
     data = {
         "suite": args.suite,
+        "rounds": args.rounds,
         "model": engine.info.name,
         "backend": engine.info.backend,
         "verify_curve": {str(k): round(v, 4) for k, v in engine.speculator.curve.points.items()},

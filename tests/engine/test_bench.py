@@ -88,3 +88,53 @@ def test_divergence_gap_is_plains_top2_gap_in_the_right_turn(tiny_engine) -> Non
     assert bench.divergence_gap(tiny_engine, wl, base, i) == pytest.approx(direct(t2, base.token_ids[n1:i]), abs=1e-4)
     assert bench.divergence_gap(tiny_engine, wl, base, 1) == pytest.approx(direct(t1, base.token_ids[:1]), abs=1e-4)
     assert bench.divergence_gap(tiny_engine, wl, base, len(base.token_ids) + 1) is None
+
+
+def test_rounds_rotate_the_order_vary_the_seed_and_pool(tiny_engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    wl = Workload("tiny", "edit", (({"role": "user", "content": "a b c a b c a b c"},),), max_tokens=8)
+    monkeypatch.setitem(workloads.SUITES, "tiny", (wl,))
+    calls: list[tuple[str, int | None]] = []
+    real = bench.run_config
+
+    def spy(engine, wl, mode, cfg, rnd=0):
+        calls.append((cfg.name, bench.round_params(mode, rnd).seed))
+        return real(engine, wl, mode, cfg, rnd)
+
+    monkeypatch.setattr(bench, "run_config", spy)
+    results = bench.run_bench(tiny_engine, "tiny", ("sampled",), ("plain", "ngram", "auto"), rounds=3)
+    assert [name for name, _ in calls] == [
+        "plain", "ngram", "auto", "plain",
+        "plain", "auto", "ngram", "plain",
+        "plain", "ngram", "auto", "plain",
+    ]
+    seeds = [seed for _, seed in calls]
+    assert seeds[0:4] == [bench.SAMPLED.seed] * 4 and seeds[4:8] == [bench.SAMPLED.seed + 1] * 4
+    assert [r.config for r in results] == ["plain", "ngram", "auto"]
+    plain, ngram, _ = results
+    assert all(len(r.round_speedups) == 3 for r in results)
+    assert plain.tokens == 3 * 8 and ngram.tokens == 3 * 8  # the rounds' tokens are pooled
+    assert ngram.speedup == pytest.approx(ngram.decode_tok_s / plain.decode_tok_s)
+    assert "rounds" in bench.format_table(results)
+    with pytest.raises(ValueError, match="rounds"):
+        bench.run_bench(tiny_engine, "tiny", ("greedy",), rounds=0)
+
+
+def test_pool_keeps_a_round_that_differs_from_plain() -> None:
+    def run(same: bool, div: int | None, speed: float) -> bench.RunResult:
+        r = bench.RunResult("w", "greedy", "ngram", 10, 10 / speed, 10 / speed, 2.0, [], {"ngram": 4}, {"ngram": 3},
+                            decode_s=speed, wall_s=speed)
+        r.same_as_plain, r.first_divergence, r.speedup = same, div, 1 / speed
+        return r
+
+    p = bench.pool([run(True, None, 1.0), run(False, 7, 2.0)])
+    assert p.same_as_plain is False and p.first_divergence == 7
+    assert p.tokens == 20 and p.decode_tok_s == pytest.approx(20 / 3.0)
+    assert p.drafted == {"ngram": 8} and p.tau == pytest.approx(2.0)
+    assert p.round_speedups == [1.0, 0.5]
+
+
+def test_cli_refuses_bad_rounds_before_loading_a_model(capsys: pytest.CaptureFixture[str]) -> None:
+    from app.cli.main import main
+
+    assert main(["bench", "--rounds", "0", "--suite", "new"]) != 0
+    assert "--rounds" in capsys.readouterr().err
