@@ -28,10 +28,11 @@ def resolve_flash_attn(flash_attn: bool | None, *, gpu: bool, kv_type: str) -> b
     """The flash-attention setting a context is created with (None = llama.cpp's auto).
 
     An explicit choice wins. A quantized V cache needs flash attention. On CPU it is off:
-    on the 2-core CPU tau is developed on, llama.cpp's CPU flash-attention kernel made a
-    single-token step 9% and a 16-row verify pass 21% slower at a 900-token context
+    on the 2-core CPU without AMX of sessions 1-3, llama.cpp's CPU flash-attention kernel
+    made a single-token step 9% and a 16-row verify pass 21% slower at a 900-token context
     (interleaved medians, Qwen2.5-Coder-1.5B Q4_K_M), and the 16-row pass is the one
-    copy-heavy speculation lives on. On GPUs llama.cpp's auto choice stands.
+    copy-heavy speculation lives on; on the 2-core AMX VM of session 4 on and off made no
+    clear difference, so off stands. On GPUs llama.cpp's auto choice stands.
     """
     if flash_attn is not None:
         return flash_attn

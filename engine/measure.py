@@ -15,8 +15,10 @@ import numpy as np
 CURVE_POINTS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 15, 16, 17, 20, 24, 28, 32, 36, 41)  # CPU kernels make the curve jagged
 CURVE_VERSION = 5
 # The curve is measured after this many tokens of context: on CPU a wide pass's attention
-# grows with the context (41 rows cost 14.6x one row at 48 tokens, 18.4x at 1000), so a
-# near-empty context would make long windows look cheaper than they are in a real prompt.
+# grows with the context (on the 2-core CPU without AMX of sessions 1-3, 41 rows cost 14.6x
+# one row at 48 tokens and 18.4x at 1000; the 2-core AMX VM of session 4 has a flatter curve,
+# 41 rows at about 6.6x), so a near-empty context would make long windows look cheaper than
+# they are in a real prompt.
 WARM_TOKENS = 512
 
 
