@@ -67,13 +67,14 @@ class RunResult:
     divergence_gap: float | None = None  # greedy runs that differ: plain's top-2 logit gap where they part
     drift: float | None = None  # plain only: tok/s of the closing plain run over the opening one
     round_speedups: list[float] = field(default_factory=list)  # with several rounds: each round's speedup
+    timed_tokens: int = field(default=0, repr=False)  # tokens behind decode_s/wall_s (0: tokens; a bracket: both runs')
     token_ids: list[int] = field(default_factory=list, repr=False)
     turn_lens: list[int] = field(default_factory=list, repr=False)  # how many of token_ids each turn made
     decode_s: float = field(default=0.0, repr=False)
     wall_s: float = field(default=0.0, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k not in ("token_ids", "turn_lens", "decode_s", "wall_s")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("token_ids", "turn_lens", "decode_s", "wall_s", "timed_tokens")}
 
 
 def _merge(dones: list[DoneEvent]) -> tuple[int, float, float, int, dict, dict, list[float], int, list[int]]:
@@ -202,7 +203,8 @@ def bracket(first: RunResult, last: RunResult) -> RunResult:
     out = RunResult(first.workload, first.mode, first.config, first.tokens,
                     decode_tok_s=tokens / dec if dec else 0.0, wall_tok_s=tokens / wall if wall else 0.0,
                     tau=first.tau, accept_by_pos=first.accept_by_pos, drafted={}, accepted={},
-                    token_ids=first.token_ids, turn_lens=first.turn_lens, decode_s=dec, wall_s=wall)
+                    token_ids=first.token_ids, turn_lens=first.turn_lens, decode_s=dec, wall_s=wall,
+                    timed_tokens=tokens)
     out.drift = last.decode_tok_s / first.decode_tok_s if first.decode_tok_s else None
     return out
 
@@ -214,6 +216,7 @@ def pool(runs: list[RunResult]) -> RunResult:
     if len(runs) == 1:
         return first
     tokens = sum(r.tokens for r in runs)
+    timed = sum(r.timed_tokens or r.tokens for r in runs)  # a bracketed plain round timed two runs
     dec = sum(r.decode_s for r in runs)
     wall = sum(r.wall_s for r in runs)
     drafted: dict[str, int] = {}
@@ -228,7 +231,8 @@ def pool(runs: list[RunResult]) -> RunResult:
     differ = [r for r in runs if r.same_as_plain is False]
     ref = differ[0] if differ else first
     return replace(
-        first, tokens=tokens, decode_tok_s=tokens / dec if dec else 0.0, wall_tok_s=tokens / wall if wall else 0.0,
+        first, tokens=tokens, timed_tokens=timed,
+        decode_tok_s=timed / dec if dec else 0.0, wall_tok_s=timed / wall if wall else 0.0,
         tau=tokens / passes if passes else first.tau, drafted=drafted, accepted=accepted,
         near_ties=sum(r.near_ties for r in runs), decode_s=dec, wall_s=wall,
         drift=min(drifts, key=lambda d: -abs(d - 1)) if drifts else None,  # the largest move of any round

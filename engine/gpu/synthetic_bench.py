@@ -256,6 +256,7 @@ def run_synthetic(
     gpu_layers: int = -1,
     flash_attn: bool | None = True,
     threads: int = 0,
+    extra_buffers: bool | None = None,
     tokens: int = 256,
     repeats: int = 3,
     curve_reps: int = 5,
@@ -317,7 +318,8 @@ def run_synthetic(
     used0 = _used_mib()
     say(f"loading {path.name}", 0.0)
     t0 = time.perf_counter()
-    model = backend.Model(str(path), gpu_layers=gpu_layers)
+    model = backend.Model(str(path), gpu_layers=gpu_layers, extra_buffers=extra_buffers)
+    res["extra_buffers"] = model.extra_buffers  # llama.cpp's extra CPU buffer types (AMX, repacked weights)
     ctx = backend.Context(
         model, n_ctx=n_ctx, n_batch=512, threads=threads, kv_type="f16", flash_attn=flash_attn
     )
@@ -674,6 +676,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gpu-layers", type=int, default=-1)
     ap.add_argument("--flash-attn", choices=["on", "off", "auto"], default="on")
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--extra-buffers", choices=["on", "off", "auto"], default="auto",
+                    help="llama.cpp's extra CPU buffer types (AMX / repacked weights); auto: off on CPU")
     ap.add_argument("--tokens", type=int, default=256, help="tokens per generation")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--prompt-tokens", type=int, default=PROMPT_TOKENS)
@@ -701,6 +705,7 @@ def main(argv: list[str] | None = None) -> int:
         gpu_layers=a.gpu_layers,
         flash_attn={"on": True, "off": False, "auto": None}[a.flash_attn],
         threads=a.threads,
+        extra_buffers={"on": True, "off": False, "auto": None}[a.extra_buffers],
         tokens=a.tokens,
         repeats=a.repeats,
         curve_max=a.curve_max,

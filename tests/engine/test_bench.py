@@ -94,11 +94,15 @@ def test_rounds_rotate_the_order_vary_the_seed_and_pool(tiny_engine, monkeypatch
     wl = Workload("tiny", "edit", (({"role": "user", "content": "a b c a b c a b c"},),), max_tokens=8)
     monkeypatch.setitem(workloads.SUITES, "tiny", (wl,))
     calls: list[tuple[str, int | None]] = []
+    plain_speeds: list[float] = []
     real = bench.run_config
 
     def spy(engine, wl, mode, cfg, rnd=0):
         calls.append((cfg.name, bench.round_params(mode, rnd).seed))
-        return real(engine, wl, mode, cfg, rnd)
+        r = real(engine, wl, mode, cfg, rnd)
+        if cfg.name == "plain":
+            plain_speeds.append(r.decode_tok_s)
+        return r
 
     monkeypatch.setattr(bench, "run_config", spy)
     results = bench.run_bench(tiny_engine, "tiny", ("sampled",), ("plain", "ngram", "auto"), rounds=3)
@@ -113,6 +117,8 @@ def test_rounds_rotate_the_order_vary_the_seed_and_pool(tiny_engine, monkeypatch
     plain, ngram, _ = results
     assert all(len(r.round_speedups) == 3 for r in results)
     assert plain.tokens == 3 * 8 and ngram.tokens == 3 * 8  # the rounds' tokens are pooled
+    # all six plain runs (two a round) pooled: a speed between the slowest and the fastest of them
+    assert min(plain_speeds) <= plain.decode_tok_s <= max(plain_speeds)
     assert ngram.speedup == pytest.approx(ngram.decode_tok_s / plain.decode_tok_s)
     assert "rounds" in bench.format_table(results)
     with pytest.raises(ValueError, match="rounds"):

@@ -34,6 +34,7 @@ def test_run_synthetic_tiny(tiny_synth, tmp_path) -> None:
         adaptive_cases=ADAPTIVE_CASES[:1],
     )
     assert res["errors"] == {}
+    assert res["extra_buffers"] is False  # CPU weights stay in plain buffers unless asked
     assert res["plain"]["same_tokens"] is True
     assert res["plain"]["raw_tok_s"] > 0 and "overhead_pct" in res["plain"]
     assert sorted(res["verify_ms"]) == list(range(1, 6))
