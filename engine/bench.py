@@ -67,6 +67,7 @@ class RunResult:
     divergence_gap: float | None = None  # greedy runs that differ: plain's top-2 logit gap where they part
     drift: float | None = None  # plain only: tok/s of the closing plain run over the opening one
     round_speedups: list[float] = field(default_factory=list)  # with several rounds: each round's speedup
+    simulated: dict[str, float] | None = None  # plain only: engine.simulate on plain's output (see ``simulated``)
     timed_tokens: int = field(default=0, repr=False)  # tokens behind decode_s/wall_s (0: tokens; a bracket: both runs')
     token_ids: list[int] = field(default_factory=list, repr=False)
     turn_lens: list[int] = field(default_factory=list, repr=False)  # how many of token_ids each turn made
@@ -230,8 +231,13 @@ def pool(runs: list[RunResult]) -> RunResult:
     drifts = [r.drift for r in runs if r.drift is not None]
     differ = [r for r in runs if r.same_as_plain is False]
     ref = differ[0] if differ else first
+    width = max(len(r.accept_by_pos) for r in runs)
+    acc = []  # each position's rate averaged over the rounds that reached it
+    for i in range(width):
+        vals = [r.accept_by_pos[i] for r in runs if len(r.accept_by_pos) > i]
+        acc.append(round(sum(vals) / len(vals), 3))
     return replace(
-        first, tokens=tokens, timed_tokens=timed,
+        first, tokens=tokens, timed_tokens=timed, accept_by_pos=acc,
         decode_tok_s=timed / dec if dec else 0.0, wall_tok_s=timed / wall if wall else 0.0,
         tau=tokens / passes if passes else first.tau, drafted=drafted, accepted=accepted,
         near_ties=sum(r.near_ties for r in runs), decode_s=dec, wall_s=wall,
@@ -240,6 +246,37 @@ def pool(runs: list[RunResult]) -> RunResult:
         same_as_plain=None if first.same_as_plain is None else not differ,
         first_divergence=ref.first_divergence, divergence_gap=ref.divergence_gap,
     )
+
+
+def simulated(engine, wl: Workload, mode: str, base: RunResult) -> dict[str, float] | None:
+    """The n-gram policy and its ceiling replayed in virtual time on plain's output (first
+    round) under the engine's verify-cost curve (engine.simulate): the speedup without the
+    machine's noise, and the most any window policy could get from the overlay: the ``ngram``
+    configuration (no repository files). One overlay serves every turn, as in a run."""
+    from engine.drafters.ngram import NgramDrafter
+    from engine.simulate import ceiling, simulate
+
+    if not base.token_ids:
+        return None
+    curve = dict(engine.speculator.curve.points)
+    spec = SpecConfig(drafters=("ngram",), max_window=engine.max_window)
+    keys = engine.ngram.key_lens
+    overlays = {name: NgramDrafter(keys[0], keys[-1]) for name in ("policy", "ceiling")}
+    plain_s = spec_s = best_s = 0.0
+    start = 0
+    for turn, n in zip(wl.turns, base.turn_lens, strict=False):
+        prompt = engine.tokenize(engine.chat_prompt(list(turn)))
+        out = base.token_ids[start : start + n]
+        start += n
+        if not out:
+            continue
+        r = simulate(prompt, out, curve, spec=spec, drafter=lambda: overlays["policy"], mode=mode)
+        plain_s += r.plain_s
+        spec_s += r.spec_s
+        best_s += ceiling(prompt, out, curve, drafter=lambda: overlays["ceiling"], max_len=engine.max_window)[1]
+    if not spec_s or not best_s:
+        return None
+    return {"ngram": round(plain_s / spec_s, 3), "ceiling": round(plain_s / best_s, 3)}
 
 
 def divergence_gap(engine, wl: Workload, base: RunResult, i: int) -> float | None:
@@ -315,6 +352,7 @@ def run_bench(
                 for r in pooled:  # the pooled ratio: every round's tokens over every round's seconds
                     r.speedup = r.decode_tok_s / pooled[0].decode_tok_s
                     r.wall_speedup = r.wall_tok_s / pooled[0].wall_tok_s if pooled[0].wall_tok_s else 0.0
+            pooled[0].simulated = simulated(engine, wl, mode, pooled[0])
             results.extend(pooled)
     if progress:
         progress("done", 1.0)
@@ -345,7 +383,9 @@ def format_table(results: list[RunResult]) -> str:
             same += f" (top-2 gap {r.divergence_gap:.2f})"
         if r.drift is not None:
             same = f"  (closing plain run {r.drift - 1:+.0%})"
-        elif len(r.round_speedups) > 1:
+        if r.simulated:
+            same += f"  simulated: ngram {r.simulated['ngram']:.2f}x, ceiling {r.simulated['ceiling']:.2f}x"
+        if r.drift is None and len(r.round_speedups) > 1:
             same += f"  rounds {min(r.round_speedups):.2f}-{max(r.round_speedups):.2f}x"
         lines.append(
             f"{r.workload:<15} {r.mode:<8} {r.config:<13} {r.tokens:>5} {r.decode_tok_s:>8.2f} {r.wall_tok_s:>8.2f} "

@@ -197,8 +197,10 @@ def run(
     emit: Callable[[EngineEvent], None],
     cancel: CancelToken | None = None,
     ceiling_tok_s: float = 0.0,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> DoneEvent:
-    t_start = time.perf_counter()
+    """clock: where every duration comes from (engine.simulate replays the loop in virtual time)."""
+    t_start = clock()
     st = LoopState(prompt_tokens=len(prompt))
     sampler = Sampler(request.sampling)
     mode = "greedy" if request.sampling.greedy else "sampled"
@@ -227,14 +229,14 @@ def run(
         )
 
     if len(prompt) >= target.n_ctx:
-        now = time.perf_counter()
+        now = clock()
         return DoneEvent("", (), "error", stats(now), error=f"prompt of {len(prompt)} tokens does not fit the context of {target.n_ctx}")
 
     logits, st.reused = target.prefill(prompt)
     hist = list(prompt)
     new = [sampler.sample(logits, hist)]
     st.passes = 1
-    t_decode = time.perf_counter()
+    t_decode = clock()
     st.prefill_s = t_decode - t_start
 
     while True:
@@ -258,7 +260,7 @@ def run(
                 break
         if finish:
             break
-        now = time.perf_counter()
+        now = clock()
         if now - last_stats >= STATS_INTERVAL_S:  # a running snapshot, after this pass's tokens
             last_stats = now
             st.decode_s = now - t_decode
@@ -278,9 +280,9 @@ def run(
             shadow = speculator.unverified
         toks = list(draft.tokens) if draft is not None else []
         k = len(toks)
-        t0 = time.perf_counter()
+        t0 = clock()
         rows = target.eval([hist[-1]] + toks, all_logits=k > 0)
-        t1 = time.perf_counter()
+        t1 = clock()
         speculator.curve.observe(k + 1, t1 - t0)
         st.passes += 1
         assert rows is not None
@@ -303,7 +305,7 @@ def run(
     tail = stream.finish()
     if tail:
         emit(TokenEvent(tail, ()))
-    now = time.perf_counter()
+    now = clock()
     st.decode_s = now - t_decode
     final = stats(now)
     emit(StatsEvent(final))

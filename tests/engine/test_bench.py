@@ -19,6 +19,8 @@ def test_bench_runs_every_configuration_side_by_side(tiny_engine, monkeypatch: p
     assert [r.config for r in results] == names * 2
     plain = results[0]
     assert plain.config == "plain" and plain.speedup == pytest.approx(1.0)
+    assert plain.simulated is not None and plain.simulated["ngram"] > 0 and plain.simulated["ceiling"] >= 1.0
+    assert "simulated: ngram" in bench.format_table(results)
     assert plain.drift is not None and plain.drift > 0  # plain also ran after the others
     assert "closing plain run" in bench.format_table(results)
     for r in results:

@@ -1,0 +1,153 @@
+"""The decode loop replayed in virtual time against a recorded output, to judge the policy.
+
+A timed run mixes what the policy decides with the machine's drift. Replaying the loop
+against the tokens plain decoding produced (its argmax path when greedy; one realized
+sample path when sampled, on which a deterministic draft is accepted exactly when it
+matches) with every pass charged what the verify-cost curve says n rows cost, gives the
+policy's speedup without noise. The same recorded output also bounds what any policy
+could get from a drafter: :func:`ceiling` knows, at every position, how many of the
+drafter's proposed tokens the output goes on to match, and picks the fastest sequence of
+plain and verify passes by dynamic programming.
+
+What it leaves out: the drafter's and sampler's own time (the n-gram lookup is ~0.05 ms a
+pass), and that batched kernels may round a near-tie the other way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.decoder import DrafterSlot, Speculator, Target, run
+from engine.drafters.base import Drafter
+from engine.drafters.ngram import NgramDrafter
+from engine.policy import CostCurve
+from engine.spec import SpecConfig
+from engine.types import GenerateRequest, SamplingParams
+
+ONE_HOT_LOGIT = 30.0  # the recorded token's logit (every other token: 0), so p(token) ~ 1
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class OracleContext:
+    """A target context whose logits put (almost) all mass on the recorded output; each
+    decode call after the prompt advances the clock by what the curve says it costs."""
+
+    def __init__(self, prompt: Sequence[int], output: Sequence[int], n_vocab: int, curve: CostCurve, clock: _Clock) -> None:
+        self.prompt, self.output = list(prompt), list(output)
+        self.n_vocab, self.curve, self.clock = n_vocab, curve, clock
+        self.n_ctx = len(prompt) + len(output) + 64
+
+    def decode(self, tokens: Sequence[int], pos: int, *, all_logits: bool) -> np.ndarray:
+        n = len(tokens)
+        if pos + n > len(self.prompt):  # decode passes; the prefill is not what is compared
+            self.clock.now += self.curve.cost(n)
+        first = 0 if all_logits else n - 1
+        rows = np.zeros((n - first, self.n_vocab), np.float32)
+        for j in range(first, n):
+            i = pos + j + 1 - len(self.prompt)  # the output token this row predicts
+            if 0 <= i < len(self.output):
+                rows[j - first, self.output[i]] = ONE_HOT_LOGIT
+        return rows
+
+    def truncate(self, n_keep: int) -> None:
+        pass
+
+
+class _Tokens:
+    def piece(self, token: int) -> bytes:
+        return b""
+
+    def is_eog(self, token: int) -> bool:
+        return False
+
+
+@dataclass(frozen=True)
+class SimResult:
+    plain_s: float  # the output's length in single-row passes, under the curve
+    spec_s: float  # the policy's passes, under the curve
+    tau: float
+    drafted: int
+    accepted: int
+
+    @property
+    def speedup(self) -> float:
+        return self.plain_s / self.spec_s if self.spec_s else 1.0  # one-token outputs: no decode passes
+
+
+def simulate(
+    prompt: Sequence[int],
+    output: Sequence[int],
+    curve_points: dict[int, float],
+    *,
+    spec: SpecConfig | None = None,
+    drafter: Callable[[], Drafter] = NgramDrafter,
+    mode: str = "greedy",
+    n_vocab: int | None = None,
+) -> SimResult:
+    """The shipped loop and policy (fresh acceptance, as a bench run) against ``output``."""
+    if not output:
+        raise ValueError("nothing to replay")
+    clock = _Clock()
+    vocab = n_vocab or max(list(prompt) + list(output)) + 1
+    ctx = OracleContext(prompt, output, vocab, CostCurve(dict(curve_points)), clock)
+    d = drafter()
+    name = getattr(d, "name", "ngram")
+    spec = spec or SpecConfig(drafters=(name,))
+    speculator = Speculator(CostCurve(dict(curve_points)), {name: DrafterSlot(d, lookup=True)})
+    sampling = SamplingParams(temperature=0.0) if mode == "greedy" else SamplingParams(temperature=0.6, top_p=0.95, seed=1)
+    req = GenerateRequest(tuple(prompt), max_tokens=len(output), sampling=sampling)
+    done = run(Target(ctx), _Tokens(), prompt, req, spec, speculator, lambda _e: None, clock=clock)
+    if list(done.token_ids) != list(output):
+        raise RuntimeError("the replay left the recorded output")  # would mean speculation changed it
+    st = done.stats
+    # the first token comes from the prefill, in a timed run as here: n - 1 decode passes
+    return SimResult((len(output) - 1) * ctx.curve.cost(1), st.decode_s, st.tau,
+                     sum(st.drafted.values()), sum(st.accepted.values()))
+
+
+def matches(prompt: Sequence[int], output: Sequence[int], drafter: Drafter, max_len: int) -> list[int]:
+    """At each output position: how many of the drafter's proposed tokens the output matches."""
+    hist = list(prompt)
+    out: list[int] = []
+    for i in range(len(output)):
+        d = drafter.propose(hist, max_len)
+        m = 0
+        while m < len(d.tokens) and i + m < len(output) and d.tokens[m] == output[i + m]:
+            m += 1
+        out.append(m)
+        hist.append(output[i])
+    return out
+
+
+def ceiling(prompt: Sequence[int], output: Sequence[int], curve_points: dict[int, float], *,
+            drafter: Callable[[], Drafter] = NgramDrafter, max_len: int = 24) -> tuple[float, float]:
+    """(plain seconds, best seconds): the fastest any window policy could emit this output
+    with ``drafter``'s proposals: at each position either a plain pass, or a pass verifying
+    exactly the proposed tokens that the output will match. It sees the drafter proposing at
+    every position, so it bounds a policy using the same drafter's proposals, not a drafter
+    whose state (the copy it follows) another sequence of passes would have changed."""
+    curve = CostCurve(dict(curve_points))
+    ms = matches(prompt, output, drafter(), max_len)
+    n = len(output)
+    # a pass that will accept m tokens costs at least the cheapest window of m or more (CPU
+    # curves are not monotone: 9 rows may cost less than 8)
+    cheapest = [curve.cost(k + 1) for k in range(max_len + 1)]
+    for k in range(max_len - 1, -1, -1):
+        cheapest[k] = min(cheapest[k], cheapest[k + 1])
+    best = [0.0] * (n + 1)  # best[i]: least time to emit output[i:] (output[0] comes from the prefill)
+    for i in range(n - 1, 0, -1):
+        t = curve.cost(1) + best[i + 1]
+        if ms[i]:
+            t = min(t, cheapest[ms[i]] + best[min(n, i + ms[i] + 1)])
+        best[i] = t
+    return (n - 1) * curve.cost(1), best[1] if n > 1 else 0.0
