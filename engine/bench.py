@@ -5,7 +5,7 @@ as a peer column. Speedups are ratios against plain decoding of the same workloa
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -78,24 +78,34 @@ class RunResult:
         return {k: v for k, v in self.__dict__.items() if k not in ("token_ids", "turn_lens", "decode_s", "wall_s", "timed_tokens")}
 
 
+def sum_counts(counts: list[dict[str, int]]) -> dict[str, int]:
+    """Per-drafter counts (drafted, accepted) added up."""
+    out: dict[str, int] = {}
+    for c in counts:
+        for k, v in c.items():
+            out[k] = out.get(k, 0) + v
+    return out
+
+
+def mean_by_position(rates: list[Sequence[float]]) -> list[float]:
+    """Acceptance by draft position over several runs: each position's rate averaged over
+    the runs that reached it."""
+    width = max((len(r) for r in rates), default=0)
+    out = []
+    for i in range(width):
+        vals = [r[i] for r in rates if len(r) > i]
+        out.append(sum(vals) / len(vals))
+    return out
+
+
 def _merge(dones: list[DoneEvent]) -> tuple[int, float, float, int, dict, dict, list[float], int, list[int]]:
     tokens = sum(d.stats.completion_tokens for d in dones)
     decode_s = sum(d.stats.decode_s for d in dones)
     wall_s = sum(d.stats.wall_s for d in dones)
     passes = sum(d.stats.verify_passes for d in dones)
-    drafted: dict[str, int] = {}
-    accepted: dict[str, int] = {}
-    for d in dones:
-        for k, v in d.stats.drafted.items():
-            drafted[k] = drafted.get(k, 0) + v
-        for k, v in d.stats.accepted.items():
-            accepted[k] = accepted.get(k, 0) + v
-    # pooled acceptance by position, weighted by how often each position was reached
-    width = max((len(d.stats.accept_by_pos) for d in dones), default=0)
-    acc = [0.0] * width
-    for i in range(width):
-        vals = [d.stats.accept_by_pos[i] for d in dones if len(d.stats.accept_by_pos) > i]
-        acc[i] = sum(vals) / len(vals)
+    drafted = sum_counts([d.stats.drafted for d in dones])
+    accepted = sum_counts([d.stats.accepted for d in dones])
+    acc = mean_by_position([d.stats.accept_by_pos for d in dones])
     near = sum(d.stats.near_tie_divergences for d in dones)
     ids = [t for d in dones for t in d.token_ids]
     return tokens, decode_s, wall_s, passes, drafted, accepted, acc, near, ids
@@ -220,32 +230,27 @@ def pool(runs: list[RunResult]) -> RunResult:
     timed = sum(r.timed_tokens or r.tokens for r in runs)  # a bracketed plain round timed two runs
     dec = sum(r.decode_s for r in runs)
     wall = sum(r.wall_s for r in runs)
-    drafted: dict[str, int] = {}
-    accepted: dict[str, int] = {}
-    for r in runs:
-        for k, v in r.drafted.items():
-            drafted[k] = drafted.get(k, 0) + v
-        for k, v in r.accepted.items():
-            accepted[k] = accepted.get(k, 0) + v
     passes = sum(r.tokens / r.tau for r in runs if r.tau)
     drifts = [r.drift for r in runs if r.drift is not None]
     differ = [r for r in runs if r.same_as_plain is False]
     ref = differ[0] if differ else first
-    width = max(len(r.accept_by_pos) for r in runs)
-    acc = []  # each position's rate averaged over the rounds that reached it
-    for i in range(width):
-        vals = [r.accept_by_pos[i] for r in runs if len(r.accept_by_pos) > i]
-        acc.append(round(sum(vals) / len(vals), 3))
     return replace(
-        first, tokens=tokens, timed_tokens=timed, accept_by_pos=acc,
+        first, tokens=tokens, timed_tokens=timed,
+        accept_by_pos=[round(a, 3) for a in mean_by_position([r.accept_by_pos for r in runs])],
         decode_tok_s=timed / dec if dec else 0.0, wall_tok_s=timed / wall if wall else 0.0,
-        tau=tokens / passes if passes else first.tau, drafted=drafted, accepted=accepted,
+        tau=tokens / passes if passes else first.tau,
+        drafted=sum_counts([r.drafted for r in runs]), accepted=sum_counts([r.accepted for r in runs]),
         near_ties=sum(r.near_ties for r in runs), decode_s=dec, wall_s=wall,
-        drift=min(drifts, key=lambda d: -abs(d - 1)) if drifts else None,  # the largest move of any round
+        drift=max(drifts, key=lambda d: abs(d - 1)) if drifts else None,  # the largest move of any round
         round_speedups=[r.speedup for r in runs],
         same_as_plain=None if first.same_as_plain is None else not differ,
         first_divergence=ref.first_divergence, divergence_gap=ref.divergence_gap,
     )
+
+
+def turn_prompt(engine, turn: tuple[dict, ...]) -> list[int]:
+    """A turn's prompt tokens, as its run fed them to the engine."""
+    return list(engine.tokenize(engine.chat_prompt(list(turn))))
 
 
 def simulated(engine, wl: Workload, mode: str, base: RunResult) -> dict[str, float] | None:
@@ -259,21 +264,23 @@ def simulated(engine, wl: Workload, mode: str, base: RunResult) -> dict[str, flo
     if not base.token_ids:
         return None
     curve = dict(engine.speculator.curve.points)
-    spec = SpecConfig(drafters=("ngram",), max_window=engine.max_window)
+    ngram = next(c for c in CONFIGS if c.name == "ngram")
+    assert ngram.spec is not None
+    spec = replace(ngram.spec, max_window=engine.max_window)
     keys = engine.ngram.key_lens
-    overlays = {name: NgramDrafter(keys[0], keys[-1]) for name in ("policy", "ceiling")}
+    policy_overlay, ceiling_overlay = NgramDrafter(keys[0], keys[-1]), NgramDrafter(keys[0], keys[-1])
     plain_s = spec_s = best_s = 0.0
     start = 0
     for turn, n in zip(wl.turns, base.turn_lens, strict=False):
-        prompt = engine.tokenize(engine.chat_prompt(list(turn)))
+        prompt = turn_prompt(engine, turn)
         out = base.token_ids[start : start + n]
         start += n
         if not out:
             continue
-        r = simulate(prompt, out, curve, spec=spec, drafter=lambda: overlays["policy"], mode=mode)
+        r = simulate(prompt, out, curve, spec=spec, drafter=lambda: policy_overlay, mode=mode)
         plain_s += r.plain_s
         spec_s += r.spec_s
-        best_s += ceiling(prompt, out, curve, drafter=lambda: overlays["ceiling"], max_len=engine.max_window)[1]
+        best_s += ceiling(prompt, out, curve, drafter=lambda: ceiling_overlay, max_len=engine.max_window)[1]
     if not spec_s or not best_s:
         return None
     return {"ngram": round(plain_s / spec_s, 3), "ceiling": round(plain_s / best_s, 3)}
@@ -285,8 +292,7 @@ def divergence_gap(engine, wl: Workload, base: RunResult, i: int) -> float | Non
     start = 0
     for turn, n in zip(wl.turns, base.turn_lens, strict=False):
         if i <= start + n:
-            prompt = engine.tokenize(engine.chat_prompt(list(turn)))
-            return float(engine.next_token_gap(prompt + base.token_ids[start:i]))
+            return float(engine.next_token_gap(turn_prompt(engine, turn) + base.token_ids[start:i]))
         start += n
     return None
 
@@ -348,10 +354,8 @@ def run_bench(
                 _compare(engine, wl, mode, chosen, group)
                 by_round.append(group)
             pooled = [pool([g[j] for g in by_round]) for j in range(len(chosen))]
-            if rounds > 1 and pooled[0].decode_tok_s:
-                for r in pooled:  # the pooled ratio: every round's tokens over every round's seconds
-                    r.speedup = r.decode_tok_s / pooled[0].decode_tok_s
-                    r.wall_speedup = r.wall_tok_s / pooled[0].wall_tok_s if pooled[0].wall_tok_s else 0.0
+            if rounds > 1:  # the pooled ratio: every round's tokens over every round's seconds
+                _speedups(pooled)
             pooled[0].simulated = simulated(engine, wl, mode, pooled[0])
             results.extend(pooled)
     if progress:
@@ -359,13 +363,21 @@ def run_bench(
     return results
 
 
+def _speedups(group: list[RunResult]) -> None:
+    """Every result's tok/s over the plain result's (group[0])."""
+    base = group[0]
+    if not base.decode_tok_s:
+        return
+    for r in group:
+        r.speedup = r.decode_tok_s / base.decode_tok_s
+        r.wall_speedup = r.wall_tok_s / base.wall_tok_s if base.wall_tok_s else 0.0
+
+
 def _compare(engine, wl: Workload, mode: str, chosen: list[BenchConfig], group: list[RunResult]) -> None:
     """Speedups against the group's plain run (group[0]); greedy runs compared token by token."""
+    _speedups(group)
     base = group[0]
     for r, cfg in zip(group, chosen, strict=True):
-        if base.decode_tok_s:
-            r.speedup = r.decode_tok_s / base.decode_tok_s
-            r.wall_speedup = r.wall_tok_s / base.wall_tok_s if base.wall_tok_s else 0.0
         if mode == "greedy" and cfg.spec is not None and cfg.name != "plain":
             r.first_divergence = first_difference(r.token_ids, base.token_ids)
             r.same_as_plain = r.first_divergence is None

@@ -30,7 +30,9 @@ from engine.types import GenerateRequest, SamplingParams
 ONE_HOT_LOGIT = 30.0  # the recorded token's logit (every other token: 0), so p(token) ~ 1
 
 
-class _Clock:
+class VirtualClock:
+    """The loop's clock: only OracleContext moves it."""
+
     def __init__(self) -> None:
         self.now = 0.0
 
@@ -42,7 +44,7 @@ class OracleContext:
     """A target context whose logits put (almost) all mass on the recorded output; each
     decode call after the prompt advances the clock by what the curve says it costs."""
 
-    def __init__(self, prompt: Sequence[int], output: Sequence[int], n_vocab: int, curve: CostCurve, clock: _Clock) -> None:
+    def __init__(self, prompt: Sequence[int], output: Sequence[int], n_vocab: int, curve: CostCurve, clock: VirtualClock) -> None:
         self.prompt, self.output = list(prompt), list(output)
         self.n_vocab, self.curve, self.clock = n_vocab, curve, clock
         self.n_ctx = len(prompt) + len(output) + 64
@@ -97,13 +99,13 @@ def simulate(
     """The shipped loop and policy (fresh acceptance, as a bench run) against ``output``."""
     if not output:
         raise ValueError("nothing to replay")
-    clock = _Clock()
+    clock = VirtualClock()
     vocab = n_vocab or max(list(prompt) + list(output)) + 1
     ctx = OracleContext(prompt, output, vocab, CostCurve(dict(curve_points)), clock)
     d = drafter()
-    name = getattr(d, "name", "ngram")
-    spec = spec or SpecConfig(drafters=(name,))
-    speculator = Speculator(CostCurve(dict(curve_points)), {name: DrafterSlot(d, lookup=True)})
+    spec = spec or SpecConfig(drafters=(d.name,))
+    # the policy's own curve (refined online, as in a run) apart from the one passes are charged by
+    speculator = Speculator(CostCurve(dict(curve_points)), {d.name: DrafterSlot(d, lookup=True)})
     sampling = SamplingParams(temperature=0.0) if mode == "greedy" else SamplingParams(temperature=0.6, top_p=0.95, seed=1)
     req = GenerateRequest(tuple(prompt), max_tokens=len(output), sampling=sampling)
     done = run(Target(ctx), _Tokens(), prompt, req, spec, speculator, lambda _e: None, clock=clock)

@@ -7,7 +7,7 @@ import pytest
 from engine.drafters.ngram import NgramDrafter
 from engine.drafters.replay import ReplayDrafter
 from engine.policy import CostCurve
-from engine.simulate import OracleContext, _Clock, ceiling, matches, simulate
+from engine.simulate import OracleContext, VirtualClock, ceiling, matches, simulate
 from engine.spec import SpecConfig
 
 CURVE = {1: 1.0, 2: 1.4, 3: 1.7, 4: 2.0, 8: 3.0, 16: 3.6, 24: 4.5}
@@ -23,7 +23,7 @@ def test_plain_replay_costs_what_plain_decoding_costs() -> None:
 
 
 def test_oracle_context_charges_decode_passes_by_the_curve_and_not_the_prefill() -> None:
-    clock = _Clock()
+    clock = VirtualClock()
     ctx = OracleContext(PROMPT, OUTPUT, 64, CostCurve(dict(CURVE)), clock)
     rows = ctx.decode(PROMPT, 0, all_logits=False)
     assert clock.now == 0.0 and rows.shape == (1, 64) and int(rows[0].argmax()) == OUTPUT[0]
