@@ -1,6 +1,8 @@
 """Is a final answer premature? Small local models often describe a fix instead of making it,
 or stop while the tests they just ran still fail. For headless runs (a job to be done, not
-a question to be answered) the loop pushes back a couple of times before it accepts.
+a question to be answered) the loop pushes back a couple of times before it accepts. In any
+run, a reply that announces an action ("I'll read the file ...") and makes no tool call is
+asked for the call: the model forgot it.
 
 Pure: the loop records what happened in the turn (``TurnFacts``) and asks ``premature``.
 """
@@ -13,6 +15,17 @@ from dataclasses import dataclass
 MAX_NUDGES = 4  # per turn (doing what an answer showed counts as one); after that the model's answer stands
 
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
+# "I'll read the file", "Let me run the tests", "Next, I will check ...": an action announced
+# in the reply's last sentence, which a reply without a tool call never carries out.
+_ACTIONS = (
+    "read|open|look|check|run|execute|search|grep|find|list|inspect|examine|view|edit|modify|update|"
+    "change|fix|apply|write|create|add|remove|delete|rename|replace|extract|call|use|start|begin|analy[sz]e|review|test"
+)
+_PROMISE = re.compile(
+    r"(?:\bI(?:'ll| will| am going to|'m going to)|\blet me|\blet's|\bnow,? I|\bnext,? I)"
+    rf"(?: (?:now|first|then|next|quickly|go ahead and|need to|have to|should))* (?:{_ACTIONS})\w*\b",
+    re.I,
+)
 
 
 @dataclass
@@ -47,6 +60,46 @@ def failure_lines(output: str, n: int = 6) -> list[str]:
 def has_code_block(text: str) -> bool:
     """A fenced block with at least two non-empty lines (a snippet, not a one-word mention)."""
     return any(sum(1 for ln in m.group(1).splitlines() if ln.strip()) >= 2 for m in _FENCE.finditer(text))
+
+
+def unkept_promise(text: str) -> str | None:
+    """The action a reply without a tool call announces in its last sentence ("I'll read the
+    file and ..."), or None. Code blocks do not count, and "let me know" is not an action."""
+    prose = _FENCE.sub(" ", text).strip()
+    if not prose:
+        return None
+    sentences = [s.strip() for s in re.split(r"(?<=[.!?:])\s+|\n+", prose) if s.strip()]
+    last = sentences[-1] if sentences else ""
+    m = _PROMISE.search(last)
+    return last if m else None
+
+
+_TOOL_FOR = (  # the tool an announced verb most likely means, first match wins
+    (r"search|grep|find", "grep"),
+    (r"list", "list_files"),
+    (r"run|execute|test", "run_shell"),
+    (r"write|create", "write_file"),
+    (r"edit|modify|update|change|fix|apply|add|remove|delete|rename|replace", "edit_file"),
+    (r"read|open|look|check|inspect|examine|view|extract|analy[sz]e|review", "read_file"),
+)
+
+
+def promised_tool(sentence: str) -> str | None:
+    """The tool an announced action names (the first verb after the promise decides)."""
+    m = _PROMISE.search(sentence)
+    if not m:
+        return None
+    verb = m.group(0).rsplit(" ", 1)[-1].lower()
+    return next((tool for pattern, tool in _TOOL_FOR if re.match(pattern, verb)), None)
+
+
+def promise_nudge(sentence: str, example: str = "") -> str:
+    """The push-back for a reply that announced an action and stopped."""
+    how = f" in this format:\n{example}" if example else "."
+    return (
+        f'You wrote "{sentence}" but made no tool call, so nothing happened. '
+        f"Do it now by calling the tool{how}\nIf you already have what you need, give your final answer instead."
+    )
 
 
 def premature(

@@ -16,7 +16,15 @@ from pathlib import Path
 from app.agent import toolbox
 from app.agent.budget import BudgetLimits, ContextBudget, cut_middle
 from app.agent.exits import AgentExit, Cancelled, EngineFailed, Finished, FormatGiveUp, StepLimit
-from app.agent.finish import MAX_NUDGES, TurnFacts, has_code_block, premature
+from app.agent.finish import (
+    MAX_NUDGES,
+    TurnFacts,
+    has_code_block,
+    premature,
+    promise_nudge,
+    promised_tool,
+    unkept_promise,
+)
 from app.agent.instructions import load_instructions
 from app.agent.mentions import attach_files
 from app.agent.prompts import FORMAT_FEEDBACK, system_prompt
@@ -169,7 +177,7 @@ class Agent:
             self._add({"role": "assistant", "content": reply.strip()})
             self._emit(AssistantMessage(parsed.content))
             nudge = (premature(self._facts, new_code, example=self._edit_example(), files=tuple(list_files(self.root)[:8]))
-                     if self.insist else None)
+                     if self.insist else None) or self._promise_nudge(parsed.content)
             if nudge is None:
                 raise Finished(parsed.content)
             self._facts.nudges += 1
@@ -292,6 +300,24 @@ class Agent:
         if failing and (calls or facts.edits_since_check) and "run_shell" in self._by_name:
             calls.append(ToolCall("run_shell", {"command": failing}))  # only a command it ran itself this turn
         return calls, new_code
+
+    def _promise_nudge(self, content: str) -> str | None:
+        """A reply that says it will do something ("I'll read the file") but calls no tool:
+        the model forgot the call, so ask for it (interactive or not, within the nudge budget)."""
+        sentence = unkept_promise(content) if self._facts.nudges < MAX_NUDGES else None
+        if sentence is None:
+            return None
+        named = next((name for name in self._by_name if name in sentence), None)  # "I'll use grep to ..."
+        return promise_nudge(sentence, self._call_example(named or promised_tool(sentence)))
+
+    def _call_example(self, name: str | None) -> str:
+        """A tool call in the model's format with the tool's required arguments as placeholders."""
+        tool = self._by_name.get(name or "")
+        if tool is None:
+            return ""
+        required = (tool.parameters or {}).get("required", [])
+        args = {a: "..." for a in required}
+        return "<tool_call>\n" + json.dumps({"name": tool.name, "arguments": args}) + "\n</tool_call>"
 
     def _edit_example(self) -> str:
         edit = self._by_name.get("edit_file")

@@ -1,10 +1,19 @@
 """Headless runs do not take "done" at face value: a fix shown as code is applied (when it
 redefines a function of the workspace) or pushed back, failing tests and edits after the last
-failing run are pushed back; at most MAX_NUDGES times a turn. Interactive turns are untouched."""
+failing run are pushed back; at most MAX_NUDGES times a turn. Interactive turns only get the
+push-back for a reply that announces an action and makes no tool call."""
 
 from agent_helpers import call, make_agent
 
-from app.agent.finish import MAX_NUDGES, TurnFacts, failure_lines, has_code_block, premature
+from app.agent.finish import (
+    MAX_NUDGES,
+    TurnFacts,
+    failure_lines,
+    has_code_block,
+    premature,
+    promised_tool,
+    unkept_promise,
+)
 from app.events import Final, Notice, ToolCallEvent, ToolResultEvent
 from engine.scripted import ScriptedEngine
 
@@ -164,3 +173,38 @@ def test_a_fix_shown_next_to_a_test_run_is_applied_before_the_run(repo):
     agent, rec = make_agent(engine, repo, mode="full-auto")
     agent.run_turn("fix add")
     assert [c.name for c in rec.of(ToolCallEvent)] == ["run_shell"]
+
+
+def test_an_announced_action_is_found_in_the_last_sentence():
+    said = "To find the second function in `calc.py`, I'll read the file and extract the function definitions."
+    assert unkept_promise(said) == said and promised_tool(said) == "read_file"
+    assert promised_tool(unkept_promise("The tests fail.\nLet me run them again now.")) == "run_shell"
+    assert promised_tool("Next, I will search for the callers.") == "grep"
+    for answer in ("The second function is mul.", "Understood, I will not delete it.",
+                   "Done. Let me know if you need anything else.",
+                   "I'll read the file first.\n\nThe second function is `mul`.",  # the promise was kept
+                   "Fixed:\n```python\n# I'll run the tests\nx = 1\n```"):
+        assert unkept_promise(answer) is None, answer
+
+
+def test_a_reply_that_announces_a_call_but_makes_none_is_asked_for_it(repo):
+    # what the 1.5B model did in CI after reading the file: announced the read again and stopped
+    engine = ScriptedEngine([
+        call("read_file", path="calc.py"),
+        "To find the second function, I'll read the file and extract the function definitions.",
+        "The second function is `mul`.",
+    ])
+    agent, rec = make_agent(engine, repo, mode="full-auto", insist=True)
+    assert agent.run_turn("Name the second function in calc.py.") == Final("done", "The second function is `mul`.")
+    assert "made no tool call" in engine.prompts[2]
+    assert '{"name": "read_file", "arguments": {"path": "..."}}' in engine.prompts[2]
+    assert any("not done yet" in n.message for n in rec.of(Notice))
+
+
+def test_an_interactive_promise_is_pushed_back_too_but_only_up_to_the_nudge_budget(repo):
+    promise = "Let me run the tests."
+    engine = ScriptedEngine([promise] * (MAX_NUDGES + 1))
+    agent, _ = make_agent(engine, repo)
+    final = agent.run_turn("are the tests green?")
+    assert final == Final("done", promise) and len(engine.prompts) == MAX_NUDGES + 1
+    assert "run_shell" in engine.prompts[1]
