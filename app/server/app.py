@@ -216,7 +216,10 @@ async def _events(ctx: _Ctx, job: Job) -> AsyncIterator[Any]:
     """The job's engine events; ``None`` for a keepalive tick; stops at DoneEvent or disconnect."""
     while True:
         try:
-            ev = await asyncio.wait_for(job.events.get(), ctx.keepalive_s)
+            # not asyncio.wait_for: on Python 3.11 it swallows a cancellation that lands as
+            # get() completes, and a forced shutdown's cancel of a busy stream was lost
+            async with asyncio.timeout(ctx.keepalive_s):
+                ev = await job.events.get()
         except TimeoutError:
             yield None
             continue

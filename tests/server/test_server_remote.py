@@ -201,3 +201,42 @@ def test_parse_chatml_round_trip():
     assert parse_chatml(render_chatml(msgs)) == msgs
     assert parse_chatml("no chatml here") is None
     assert parse_chatml(render_chatml(msgs, add_generation_prompt=False)) is None
+
+
+def test_cancelling_a_stream_while_events_keep_coming_stops_it():
+    # What made the test above flaky: Python 3.11's asyncio.wait_for returns the inner result
+    # when a cancellation lands just as the queue's get() completes, so a forced shutdown's
+    # cancellation of a busy stream was swallowed and the stream ran to its end.
+    import asyncio
+
+    from app.server.app import _GONE, _events
+    from app.server.worker import Job
+
+    class Ctx:
+        keepalive_s = 5.0
+
+    async def main() -> tuple[int, int]:
+        swallowed = 0
+        for _ in range(200):
+            job = Job(0, GenerateRequest("p"), asyncio.get_running_loop())
+            for _ in range(1000):
+                job.events.put_nowait(TokenEvent("z", (1,)))
+            job.events.put_nowait(_GONE)  # type: ignore[arg-type]
+
+            async def consume(job=job) -> None:
+                async for _ in _events(Ctx(), job):  # type: ignore[arg-type]
+                    await asyncio.sleep(0)
+
+            task = asyncio.ensure_future(consume())
+            for _ in range(3):
+                await asyncio.sleep(0)
+            task.cancel()
+            try:
+                await task
+                swallowed += 1  # the consumer ran to the end of the queue despite the cancel
+            except asyncio.CancelledError:
+                pass
+        return swallowed, 200
+
+    swallowed, tries = asyncio.run(main())
+    assert swallowed == 0, f"{swallowed} of {tries} cancellations were swallowed"
