@@ -36,6 +36,7 @@ class CostCurve:
         base = seconds[1]
         self._rel = {n: v / base for n, v in sorted(seconds.items())}
         self._scale = base
+        self._table: list[float] = []  # relative cost by n (interpolated), rebuilt when the shape moves
 
     @property
     def points(self) -> dict[int, float]:
@@ -58,10 +59,15 @@ class CostCurve:
         return pts[lo] * (1 - f) + pts[hi] * f
 
     def cost(self, n: int) -> float:
-        return self._scale * self._relative(n)
+        return self._scale * self.relative(n)
 
     def relative(self, n: int) -> float:
-        return self._relative(n)
+        """n rows over one row. The policy asks this for every window of every pass, so the
+        interpolation is tabled (on a GPU a pass takes about 2 ms and the policy must not eat it)."""
+        t = self._table
+        if not t:
+            t = self._table = [0.0] + [self._relative(i) for i in range(1, MAX_WINDOW + 2)]
+        return t[n] if n < len(t) else self._relative(n)
 
     def observe(self, n: int, seconds: float) -> None:
         if seconds <= 0:
@@ -72,6 +78,7 @@ class CostCurve:
             rel = self._relative(n)
             self._rel[n] = rel * (1 + self.SHAPE_ALPHA * (err - 1))
             self._rel = dict(sorted(self._rel.items()))
+            self._table = []
 
 
 RESYNC_BUCKET = 6  # n-gram drafts that pick a copy up again right after the output changed it
@@ -169,9 +176,12 @@ def choose_window(
     """Best k in 0..max_k (0 unless it beats plain by ``margin``). draft_cost: seconds per drafted token."""
     t1 = curve.cost(1)
     best = Choice(0, 1.0)
+    e, run = 1.0, 1.0  # expected_tokens(rates, k), kept as k grows
     for k in range(1, min(max_k, len(rates)) + 1):
+        run *= rates[k - 1]
+        e += run
         t = curve.cost(k + 1) + k * draft_cost
-        gain = expected_tokens(rates, k) / t * t1
+        gain = e / t * t1
         if gain > best.gain:
             best = Choice(k, gain)
     return best if best.gain > 1.0 + margin else Choice(0, 1.0)

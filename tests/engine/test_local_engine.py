@@ -92,3 +92,14 @@ def test_cpu_weights_stay_out_of_extra_buffers_unless_asked(tmp_path) -> None:
             assert rows.shape[0] == 4
         finally:
             eng.close()
+
+
+def test_each_sampling_mode_refines_its_own_copy_of_the_measured_curve(tiny_engine) -> None:
+    spec = tiny_engine.speculator
+    measured = dict(spec.curve.points)
+    for params in (SamplingParams(temperature=0.0), SamplingParams(temperature=0.6, top_p=0.95, seed=4)):
+        done = generate(tiny_engine, GenerateRequest("a b c a b c a b", max_tokens=24, sampling=params))
+        assert done.error is None
+    assert set(spec.curves) == {"greedy", "sampled"}
+    assert spec.curve.points == measured  # the measurement itself stays as measured
+    assert all(c.points != measured for c in spec.curves.values())  # each learned from its own passes

@@ -108,3 +108,60 @@ def test_a_drafter_that_cannot_pay_here_is_never_probed() -> None:
     Costly.cost_per_token = 0.05
     draft, _ = sp.pick([1, 2, 3], SpecConfig(drafters=("draft",)), "greedy", 16)
     assert draft is not None and len(draft.tokens) > 0
+
+
+def test_the_incremental_window_choice_matches_the_formula() -> None:
+    import random
+
+    rng = random.Random(7)
+    for curve in (CPU, GPU):
+        for _ in range(200):
+            rates = [rng.random() for _ in range(24)]
+            cost = rng.choice([0.0, 0.05, 0.3])
+            got = choose_window(curve, rates, 24, draft_cost=cost, margin=0.0)
+            gains = {k: expected_tokens(rates, k) / (curve.cost(k + 1) + k * cost) * curve.cost(1) for k in range(1, 25)}
+            k_best = max(gains, key=lambda k: gains[k])
+            if gains[k_best] > 1.0:
+                assert got.k == k_best and abs(got.gain - gains[k_best]) < 1e-9
+            else:
+                assert got.k == 0
+
+
+def test_the_tabled_curve_follows_what_it_observes() -> None:
+    c = CostCurve({1: 1.0, 5: 2.0})
+    assert c.relative(3) == 1.5 and c.relative(100) == c._relative(100)  # past the table: computed
+    for _ in range(50):
+        c.observe(5, 3.0)
+    assert c.relative(3) == c._relative(3) and c.relative(3) > 1.5  # the table was rebuilt
+
+
+def test_the_verify_curve_charges_a_pass_what_it_costs_the_step_after_it() -> None:
+    # a CUDA build replays a captured graph for repeated single-token steps; any other batch
+    # size makes the next single step re-capture it. A pass must be charged that.
+    from engine.measure import verify_curve
+
+    class GraphContext:
+        n_ctx = 4096
+
+        def __init__(self) -> None:
+            self.now, self.last_rows = 0.0, 0
+
+        def clock(self) -> float:
+            return self.now
+
+        def decode(self, tokens, pos, *, all_logits):
+            n = len(tokens)
+            if n == 1:
+                self.now += 2.0 if self.last_rows == 1 else 3.6  # replay, or re-capture
+            else:
+                self.now += 3.0 + 0.05 * n
+            self.last_rows = n
+
+        def truncate(self, pos):
+            pass
+
+    ctx = GraphContext()
+    curve = verify_curve(ctx, 1000, points=(1, 2, 8, 16), clock=ctx.clock)
+    assert abs(curve[1] - 2.0) < 1e-9  # the steady step, not the re-captured one
+    for n in (2, 8, 16):
+        assert abs(curve[n] - (3.0 + 0.05 * n + 1.6)) < 1e-6
