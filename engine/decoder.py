@@ -192,6 +192,27 @@ class Speculator:
         return 0
 
 
+def _observe(curve: CostCurve, n: int, seconds: float, pending: tuple[int, float] | None) -> tuple[int, float] | None:
+    """Feed one pass's time to the curve; returns the pass now waiting, if any.
+
+    A verify pass is charged what it makes the single-row step after it pay beyond the
+    curve's single step (on a CUDA build that step re-captures the graph llama.cpp replays
+    for repeated single tokens), and that step then says nothing about the single-row cost.
+    Without this the penalty would land on the plain steps and every window would look
+    cheap. The charge is not clamped at zero, so on a CPU, where there is no penalty, it is
+    noise around nothing.
+    """
+    if pending is not None:
+        if n == 1:
+            curve.observe(pending[0], pending[1] + seconds - curve.cost(1))
+            return None
+        curve.observe(*pending)
+    if n > 1:
+        return n, seconds
+    curve.observe(1, seconds)
+    return None
+
+
 def _cut(d: Draft, k: int) -> Draft:
     if len(d.tokens) <= k:
         return d
@@ -222,6 +243,7 @@ def run(
     finish = ""
     last_stats = t_start
     shadow: Shadow | None = None  # a proposal the policy did not verify, checked by plain passes
+    pending: tuple[int, float] | None = None  # a verify pass waiting for the cost it adds to the next step
 
     def stats(now: float) -> GenStats:
         return GenStats(
@@ -311,8 +333,10 @@ def run(
             st.record(draft.source, k, verdict.accepted)
             st.near_ties += int(verdict.near_tie)
             new = toks[: verdict.accepted] + [verdict.token]
-        speculator.curve_for(mode).observe(k + 1, clock() - t0)
+        pending = _observe(speculator.curve_for(mode), k + 1, clock() - t0, pending)
 
+    if pending is not None:
+        speculator.curve_for(mode).observe(*pending)
     tail = stream.finish()
     if tail:
         emit(TokenEvent(tail, ()))

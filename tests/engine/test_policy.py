@@ -165,3 +165,20 @@ def test_the_verify_curve_charges_a_pass_what_it_costs_the_step_after_it() -> No
     assert abs(curve[1] - 2.0) < 1e-9  # the steady step, not the re-captured one
     for n in (2, 8, 16):
         assert abs(curve[n] - (3.0 + 0.05 * n + 1.6)) < 1e-6
+
+
+def test_a_verify_pass_is_charged_the_step_after_it_and_that_step_leaves_the_scale_alone() -> None:
+    # a CUDA build: 4 rows take 2.0 (a step 1.0), and the single step after them 1.6 (re-capture)
+    from engine.decoder import _observe
+
+    c = CostCurve({1: 1.0, 4: 2.0})
+    pending = None
+    for _ in range(300):
+        for n, t in ((1, 1.0), (1, 1.0), (4, 2.0), (1, 1.6)):
+            pending = _observe(c, n, t, pending)
+    assert abs(c.cost(1) - 1.0) < 0.01  # the slow step after each pass did not raise the scale
+    assert abs(c.relative(4) - 2.6) < 0.02  # the pass carries its penalty
+    # two passes in a row: the first has no single step after it to charge
+    c2 = CostCurve({1: 1.0, 4: 2.0})
+    pending = _observe(c2, 4, 2.0, None)
+    assert _observe(c2, 4, 2.0, pending) == (4, 2.0) and abs(c2.relative(4) - 2.0) < 1e-9
