@@ -141,8 +141,8 @@ def run_config(engine, wl: Workload, mode: str, cfg: BenchConfig, rnd: int = 0) 
             engine.register_context("bench:" + key, text)
     engine.call(lambda: engine.target.rollback(0))
     if cfg.ngram_key:
-        from engine.decoder import DrafterSlot
         from engine.drafters.ngram import NgramDrafter
+        from engine.speculator import DrafterSlot
 
         name = f"ngram-k{cfg.ngram_key}"
         engine.speculator.slots[name] = DrafterSlot(NgramDrafter(cfg.ngram_key, cfg.ngram_key, name=name))

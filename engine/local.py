@@ -15,7 +15,7 @@ from typing import cast
 from engine import backend
 from engine.chat_template import render_chatml, render_jinja
 from engine.config import EngineConfig, resolve_flash_attn
-from engine.decoder import DrafterSlot, Speculator, Target, run
+from engine.decoder import Target, run
 from engine.drafters.draft_model import DraftModelDrafter
 from engine.drafters.mtp import MtpDrafter
 from engine.drafters.ngram import DEFAULT_KEY_LEN, NgramDrafter
@@ -32,6 +32,7 @@ from engine.measure import (
 )
 from engine.policy import CostCurve
 from engine.spec import DEFAULT_MAX_WINDOW, SpecConfig, spec_preset
+from engine.speculator import DrafterSlot, Speculator
 from engine.tune import apply_tuned, tuned_settings, tuned_spec
 from engine.types import CancelToken, DoneEvent, EngineEvent, GenerateRequest, GenStats, ModelInfo
 from engine.verify import top2_gap

@@ -20,11 +20,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.decoder import DrafterSlot, Speculator, Target, run
+from engine.decoder import Target, run
 from engine.drafters.base import Drafter
 from engine.drafters.ngram import NgramDrafter
 from engine.policy import CostCurve
 from engine.spec import SpecConfig
+from engine.speculator import DrafterSlot, Speculator
 from engine.types import GenerateRequest, SamplingParams
 
 ONE_HOT_LOGIT = 30.0  # the recorded token's logit (every other token: 0), so p(token) ~ 1

@@ -320,8 +320,8 @@ class Tuner:
         cur = self._current
 
         def switch() -> None:
-            from engine.decoder import DrafterSlot
             from engine.drafters.ngram import NgramDrafter
+            from engine.speculator import DrafterSlot
 
             if cur is None or cur.threads != s.threads:
                 eng.ctx.set_threads(s.threads)

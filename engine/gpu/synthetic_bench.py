@@ -35,7 +35,8 @@ from typing import Any
 import numpy as np
 
 from engine.config import EngineConfig
-from engine.decoder import DrafterSlot, Speculator, Target, run
+from engine.decoder import Target, run
+from engine.speculator import DrafterSlot, Speculator
 from engine.drafters.replay import ReplayDrafter, expected_tau, rates_for_tau
 from engine.fit import GiB, check_fit, gpu_devices, nvidia_devices
 from engine.gguf_info import read_gguf

@@ -56,9 +56,9 @@ def test_cost_counts_the_in_step_sync_not_a_catch_up(monkeypatch) -> None:
 def test_a_shelved_drafter_is_probed_only_when_catching_it_up_is_cheap() -> None:
     # a drafter that would pay at the optimistic rate, shelved (no evidence yet pays), far
     # behind the history: its probe is worth it at GPU prefill speed, not at CPU speed
-    from engine.decoder import PROBE_EVERY, DrafterSlot, Speculator
     from engine.policy import Acceptance, CostCurve
     from engine.spec import SpecConfig
+    from engine.speculator import PROBE_EVERY, DrafterSlot, Speculator
 
     class Drafter:
         name = "draft"

@@ -23,11 +23,12 @@ import pytest
 from scipy import stats
 
 from engine import backend
-from engine.decoder import DrafterSlot, Speculator, Target, run
+from engine.decoder import Target, run
 from engine.drafters.base import Draft
 from engine.policy import CostCurve
 from engine.sampling import Sampler
 from engine.spec import SpecConfig
+from engine.speculator import DrafterSlot, Speculator
 from engine.types import GenerateRequest, SamplingParams, StatsEvent
 
 PROMPT = (1, 5, 7, 4)

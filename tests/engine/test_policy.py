@@ -82,9 +82,9 @@ def test_positions_after_a_rejection_are_not_counted_as_reached() -> None:
 
 
 def test_a_drafter_that_cannot_pay_here_is_never_probed() -> None:
-    from engine.decoder import DrafterSlot, Speculator
     from engine.drafters.base import Draft
     from engine.spec import SpecConfig
+    from engine.speculator import DrafterSlot, Speculator
 
     class Costly:
         name = "draft"
@@ -169,16 +169,16 @@ def test_the_verify_curve_charges_a_pass_what_it_costs_the_step_after_it() -> No
 
 def test_a_verify_pass_is_charged_the_step_after_it_and_that_step_leaves_the_scale_alone() -> None:
     # a CUDA build: 4 rows take 2.0 (a step 1.0), and the single step after them 1.6 (re-capture)
-    from engine.decoder import _observe
+    from engine.speculator import observe_pass
 
     c = CostCurve({1: 1.0, 4: 2.0})
     pending = None
     for _ in range(300):
         for n, t in ((1, 1.0), (1, 1.0), (4, 2.0), (1, 1.6)):
-            pending = _observe(c, n, t, pending)
+            pending = observe_pass(c, n, t, pending)
     assert abs(c.cost(1) - 1.0) < 0.01  # the slow step after each pass did not raise the scale
     assert abs(c.relative(4) - 2.6) < 0.02  # the pass carries its penalty
     # two passes in a row: the first has no single step after it to charge
     c2 = CostCurve({1: 1.0, 4: 2.0})
-    pending = _observe(c2, 4, 2.0, None)
-    assert _observe(c2, 4, 2.0, pending) == (4, 2.0) and abs(c2.relative(4) - 2.0) < 1e-9
+    pending = observe_pass(c2, 4, 2.0, None)
+    assert observe_pass(c2, 4, 2.0, pending) == (4, 2.0) and abs(c2.relative(4) - 2.0) < 1e-9
