@@ -1,0 +1,47 @@
+"""``tau bench`` on any GGUF pair through the engine alone, for a GPU machine that has
+llama-cpp-python and numpy but not the app's dependencies (no package index there).
+
+    python -m engine.gpu.real_bench TARGET.gguf DRAFT.gguf|none SUITE CONFIGS ROUNDS OUT.json
+
+Prints the same table as ``tau bench`` and writes the same JSON (cache and llama.cpp log
+in /tmp/tau-cache).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from engine import backend  # noqa: F401  (llama_cpp before numpy)
+from engine.bench import format_table, run_bench, summary
+from engine.config import EngineConfig
+from engine.local import LocalEngine
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 6:
+        print(__doc__, file=sys.stderr)
+        return 2
+    target, draft, suite, configs, rounds, out = argv
+    cfg = EngineConfig(model_path=target, draft_model_path=None if draft == "none" else draft,
+                       cache_dir="/tmp/tau-cache", log_path="/tmp/tau-cache/llama.log", gpu_layers=-1, n_ctx=8192)
+    t0 = time.time()
+    eng = LocalEngine(cfg, progress=lambda m, f: print("..", m, flush=True))
+    print(f"loaded in {time.time() - t0:.1f} s; {eng.info.backend}", flush=True)
+    try:
+        res = run_bench(eng, suite, ("greedy", "sampled"), tuple(configs.split(",")),
+                        progress=lambda m, f: print("..", m, flush=True), rounds=int(rounds))
+        data = {"suite": suite, "rounds": int(rounds), "model": eng.info.name, "backend": eng.info.backend,
+                "verify_curve": {str(k): round(v, 5) for k, v in eng.speculator.curve.points.items()},
+                "results": [r.to_dict() for r in res], "summary": summary(res)}
+    finally:
+        eng.close()
+    with open(out, "w") as f:
+        json.dump(data, f, indent=1)
+    print(format_table(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
