@@ -385,6 +385,19 @@ def _compare(engine, wl: Workload, mode: str, chosen: list[BenchConfig], group: 
                 r.divergence_gap = divergence_gap(engine, wl, base, r.first_divergence)
 
 
+def results_json(engine, suite: str, rounds: int, results: list[RunResult]) -> dict[str, Any]:
+    """What ``tau bench --out`` writes: the run's setting, the engine's curve and every result."""
+    return {
+        "suite": suite,
+        "rounds": rounds,
+        "model": engine.info.name,
+        "backend": engine.info.backend,
+        "verify_curve": {str(k): round(v, 4) for k, v in engine.speculator.curve.points.items()},
+        "results": [r.to_dict() for r in results],
+        "summary": summary(results),
+    }
+
+
 def format_table(results: list[RunResult]) -> str:
     head = f"{'workload':<15} {'mode':<8} {'config':<13} {'tok':>5} {'dec t/s':>8} {'wall t/s':>8} {'speedup':>8} {'tau':>5}  accept by position"
     lines = [head, "-" * len(head)]

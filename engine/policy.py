@@ -69,6 +69,18 @@ class CostCurve:
             t = self._table = [0.0] + [self._relative(i) for i in range(1, MAX_WINDOW + 2)]
         return t[n] if n < len(t) else self._relative(n)
 
+    def _retable(self, n: int) -> None:
+        """Redo the table where point n's move shows: between its neighbours, and past the
+        last point when n is one of the two the extrapolation runs through."""
+        t = self._table
+        if not t:
+            return
+        xs = list(self._rel)
+        i = xs.index(n)
+        hi = len(t) if i >= len(xs) - 2 else min(xs[i + 1], len(t))
+        for m in range(xs[i - 1] + 1, hi):
+            t[m] = self._relative(m)
+
     def observe(self, n: int, seconds: float) -> None:
         if seconds <= 0:
             return
@@ -78,7 +90,7 @@ class CostCurve:
             rel = self._relative(n)
             self._rel[n] = rel * (1 + self.SHAPE_ALPHA * (err - 1))
             self._rel = dict(sorted(self._rel.items()))
-            self._table = []
+            self._retable(n)
 
 
 RESYNC_BUCKET = 6  # n-gram drafts that pick a copy up again right after the output changed it

@@ -316,8 +316,7 @@ class Agent:
         if tool is None:
             return ""
         required = (tool.parameters or {}).get("required", [])
-        args = {a: "..." for a in required}
-        return "<tool_call>\n" + json.dumps({"name": tool.name, "arguments": args}) + "\n</tool_call>"
+        return _call_markup(tool.name, {a: "..." for a in required})
 
     def _edit_example(self) -> str:
         edit = self._by_name.get("edit_file")
@@ -327,7 +326,7 @@ class Agent:
         props = set((edit.parameters or {}).get("properties", {}))
         if not set(args) <= props:
             return ""
-        return "<tool_call>\n" + json.dumps({"name": edit.name, "arguments": args}) + "\n</tool_call>"
+        return _call_markup(edit.name, args)
 
     def _next_id(self) -> int:
         self._ids = getattr(self, "_ids", 0) + 1
@@ -352,3 +351,8 @@ class Agent:
 
     def _summarize(self, messages: list[dict]) -> str:
         return summarize(self.engine, messages, self._count, self._cancel)
+
+
+def _call_markup(name: str, arguments: dict) -> str:
+    """A tool call written the way the model is asked to write one."""
+    return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}) + "\n</tool_call>"

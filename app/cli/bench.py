@@ -40,7 +40,7 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         return int(synth_main([args.synthetic] + (["--json"] if args.json else [])))
 
     from app.engine_factory import EngineOpenError, load_local
-    from engine.bench import CONFIGS, format_table, run_bench, summary
+    from engine.bench import CONFIGS, format_table, results_json, run_bench
     from engine.benchdata.workloads import SUITES
 
     if args.suite not in SUITES:
@@ -63,15 +63,7 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         results = run_bench(engine, args.suite, modes, configs, progress=ProgressBar(), rounds=args.rounds)
     finally:
         engine.close()
-    data = {
-        "suite": args.suite,
-        "rounds": args.rounds,
-        "model": engine.info.name,
-        "backend": engine.info.backend,
-        "verify_curve": {str(k): round(v, 4) for k, v in engine.speculator.curve.points.items()},
-        "results": [r.to_dict() for r in results],
-        "summary": summary(results),
-    }
+    data = results_json(engine, args.suite, args.rounds, results)
     if args.out:
         Path(args.out).write_text(json.dumps(data, indent=1))
     if args.json:

@@ -14,7 +14,7 @@ import sys
 import time
 
 from engine import backend  # noqa: F401  (llama_cpp before numpy)
-from engine.bench import format_table, run_bench, summary
+from engine.bench import format_table, results_json, run_bench
 from engine.config import EngineConfig
 from engine.local import LocalEngine
 
@@ -32,9 +32,7 @@ def main(argv: list[str]) -> int:
     try:
         res = run_bench(eng, suite, ("greedy", "sampled"), tuple(configs.split(",")),
                         progress=lambda m, f: print("..", m, flush=True), rounds=int(rounds))
-        data = {"suite": suite, "rounds": int(rounds), "model": eng.info.name, "backend": eng.info.backend,
-                "verify_curve": {str(k): round(v, 5) for k, v in eng.speculator.curve.points.items()},
-                "results": [r.to_dict() for r in res], "summary": summary(res)}
+        data = results_json(eng, suite, int(rounds), res)
     finally:
         eng.close()
     with open(out, "w") as f:
