@@ -115,7 +115,7 @@ def run(
     ceiling_tok_s: float = 0.0,
     clock: Callable[[], float] = time.perf_counter,
 ) -> DoneEvent:
-    """clock: where every duration comes from (engine.simulate replays the loop in virtual time)."""
+    """clock: where every duration comes from (engine.lab.simulate replays the loop in virtual time)."""
     t_start = clock()
     st = LoopState(prompt_tokens=len(prompt))
     sampler = Sampler(request.sampling)

@@ -19,9 +19,9 @@ from engine.decoder import Target, run
 from engine.drafters.draft_model import DraftModelDrafter
 from engine.drafters.mtp import MtpDrafter
 from engine.drafters.ngram import DEFAULT_KEY_LEN, NgramDrafter
-from engine.fit import FitError, check_fit
+from engine.lab.fit import FitError, check_fit
 from engine.gguf_info import GGUFError, GGUFInfo, read_gguf, vocab_mismatch
-from engine.measure import (
+from engine.lab.measure import (
     CURVE_VERSION,
     load_profile,
     memory_bandwidth_gbs,
@@ -33,7 +33,7 @@ from engine.measure import (
 from engine.policy import CostCurve
 from engine.spec import DEFAULT_MAX_WINDOW, SpecConfig, spec_preset
 from engine.speculator import DrafterSlot, Speculator
-from engine.tune import apply_tuned, tuned_settings, tuned_spec
+from engine.lab.tune import apply_tuned, tuned_settings, tuned_spec
 from engine.types import CancelToken, DoneEvent, EngineEvent, GenerateRequest, GenStats, ModelInfo
 from engine.verify import top2_gap
 from engine.worker import OwnerThread

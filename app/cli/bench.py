@@ -34,14 +34,14 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
 
     if args.synthetic:
         try:
-            from engine.gpu.synthetic_bench import main as synth_main
+            from engine.lab.gpu.synthetic_bench import main as synth_main
         except ImportError:
             raise UsageError("synthetic benchmarks are not available in this build") from None
         return int(synth_main([args.synthetic] + (["--json"] if args.json else [])))
 
     from app.engine_factory import EngineOpenError, load_local
-    from engine.bench import CONFIGS, format_table, results_json, run_bench
-    from engine.benchdata.workloads import SUITES
+    from engine.lab.bench import CONFIGS, format_table, results_json, run_bench
+    from engine.lab.benchdata.workloads import SUITES
 
     if args.suite not in SUITES:
         raise UsageError(f"unknown suite {args.suite!r}: one of {', '.join(SUITES)}")

@@ -68,7 +68,7 @@ def _recent_conversations(limit: int = 5) -> list[list[dict]]:
 def run(args: argparse.Namespace, cfg: Config) -> int:
     from app.engine_factory import EngineOpenError, engine_config
     from app.progress import ProgressBar
-    from engine import tune
+    from engine.lab import tune
 
     if args.jobs < 1 or args.tokens < 8:
         raise UsageError("--jobs must be at least 1 and --tokens at least 8")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine import bench
-from engine.benchdata import workloads
-from engine.benchdata.workloads import Workload
+from engine.lab import bench
+from engine.lab.benchdata import workloads
+from engine.lab.benchdata.workloads import Workload
 
 
 def test_bench_runs_every_configuration_side_by_side(tiny_engine, monkeypatch: pytest.MonkeyPatch) -> None:

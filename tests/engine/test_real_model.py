@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.benchdata.workloads import source
+from engine.lab.benchdata.workloads import source
 from engine.spec import SpecConfig
 from engine.types import (
     CancelToken,

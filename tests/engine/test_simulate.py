@@ -1,4 +1,4 @@
-"""engine.simulate: the decode loop replayed in virtual time against a recorded output."""
+"""engine.lab.simulate: the decode loop replayed in virtual time against a recorded output."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from engine.drafters.ngram import NgramDrafter
 from engine.drafters.replay import ReplayDrafter
 from engine.policy import CostCurve
-from engine.simulate import OracleContext, VirtualClock, ceiling, matches, simulate
+from engine.lab.simulate import OracleContext, VirtualClock, ceiling, matches, simulate
 from engine.spec import SpecConfig
 
 CURVE = {1: 1.0, 2: 1.4, 3: 1.7, 4: 2.0, 8: 3.0, 16: 3.6, 24: 4.5}

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine import fit
+from engine.lab import fit
 from engine.config import EngineConfig
-from engine.fit import DeviceMemory, FitError, GiB, check_fit, estimate, kv_bytes_per_token
-from engine.gpu.synthetic import synthetic_info
+from engine.lab.fit import DeviceMemory, FitError, GiB, check_fit, estimate, kv_bytes_per_token
+from engine.lab.gpu.synthetic import synthetic_info
 
 D27 = synthetic_info("dense-27b")
 D15 = synthetic_info("dense-1.5b")

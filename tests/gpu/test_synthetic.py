@@ -6,7 +6,7 @@ import pytest
 
 from engine import backend  # noqa: I001  (llama_cpp before numpy)
 from engine.gguf_info import read_gguf
-from engine.gpu.synthetic import SHAPES, estimate_size, get_shape, synthetic_info, tokenizer_kv
+from engine.lab.gpu.synthetic import SHAPES, estimate_size, get_shape, synthetic_info, tokenizer_kv
 
 
 def test_tokenizer_keys_are_copied_from_the_vocab_gguf() -> None:

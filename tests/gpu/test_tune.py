@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine import tune
+from engine.lab import tune
 from engine.config import EngineConfig
-from engine.measure import load_profile, profile_path
+from engine.lab.measure import load_profile, profile_path
 from engine.spec import DEFAULT_MAX_WINDOW, SpecConfig, spec_preset
 from engine.types import DoneEvent, GenStats
 

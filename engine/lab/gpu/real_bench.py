@@ -1,7 +1,7 @@
 """``tau bench`` on any GGUF pair through the engine alone, for a GPU machine that has
 llama-cpp-python and numpy but not the app's dependencies (no package index there).
 
-    python -m engine.gpu.real_bench TARGET.gguf DRAFT.gguf|none SUITE CONFIGS ROUNDS OUT.json
+    python -m engine.lab.gpu.real_bench TARGET.gguf DRAFT.gguf|none SUITE CONFIGS ROUNDS OUT.json
 
 Prints the same table as ``tau bench`` and writes the same JSON (cache and llama.cpp log
 in /tmp/tau-cache).
@@ -14,7 +14,7 @@ import sys
 import time
 
 from engine import backend  # noqa: F401  (llama_cpp before numpy)
-from engine.bench import format_table, results_json, run_bench
+from engine.lab.bench import format_table, results_json, run_bench
 from engine.config import EngineConfig
 from engine.local import LocalEngine
 

@@ -464,10 +464,10 @@ def check_fit(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m engine.fit MODEL [--ctx N] [--kv-type T] [--gpu-layers N] [--draft PATH] [--free-gib G]``."""
+    """``python -m engine.lab.fit MODEL [--ctx N] [--kv-type T] [--gpu-layers N] [--draft PATH] [--free-gib G]``."""
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m engine.fit", description="will this model fit?")
+    ap = argparse.ArgumentParser(prog="python -m engine.lab.fit", description="will this model fit?")
     ap.add_argument("model")
     ap.add_argument("--draft")
     ap.add_argument("--ctx", type=int, default=16384)

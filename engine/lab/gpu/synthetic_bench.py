@@ -38,9 +38,9 @@ from engine.config import EngineConfig
 from engine.decoder import Target, run
 from engine.speculator import DrafterSlot, Speculator
 from engine.drafters.replay import ReplayDrafter, expected_tau, rates_for_tau
-from engine.fit import GiB, check_fit, gpu_devices, nvidia_devices
+from engine.lab.fit import GiB, check_fit, gpu_devices, nvidia_devices
 from engine.gguf_info import read_gguf
-from engine.gpu.synthetic import get_shape, write_synthetic
+from engine.lab.gpu.synthetic import get_shape, write_synthetic
 from engine.policy import MAX_WINDOW, Acceptance, CostCurve, _Counts
 from engine.spec import SpecConfig
 from engine.types import GenerateRequest, SamplingParams
@@ -133,7 +133,7 @@ def device_info() -> dict[str, Any]:
         info["bandwidth_gbs"] = bandwidth_for(dev.name) * dev.count
         info["bandwidth_source"] = "datasheet" if info["bandwidth_gbs"] else "unknown"
     else:
-        from engine.measure import memory_bandwidth_gbs
+        from engine.lab.measure import memory_bandwidth_gbs
 
         info.update(kind="cpu", name=platform.processor() or platform.machine())
         info["bandwidth_gbs"] = round(memory_bandwidth_gbs(), 1)
@@ -663,7 +663,7 @@ def format_table(res: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m engine.gpu.synthetic_bench", description=__doc__.splitlines()[0]
+        prog="python -m engine.lab.gpu.synthetic_bench", description=__doc__.splitlines()[0]
     )
     ap.add_argument("shape", help="tiny | dense-1.5b | dense-7b | dense-27b | dense-30b | dense-32b")
     ap.add_argument(

@@ -8,7 +8,7 @@ from importlib import resources
 
 
 def source(name: str) -> str:
-    return resources.files("engine.benchdata").joinpath(name + ".txt").read_text(encoding="utf-8")
+    return resources.files("engine.lab.benchdata").joinpath(name + ".txt").read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True)

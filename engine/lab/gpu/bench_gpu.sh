@@ -2,14 +2,14 @@
 # One GPU session: build llama-cpp-python for CUDA (unless the installed one offloads already),
 # smoke-test on the tiny shape, then measure SHAPE with the synthetic bench.
 #
-#   engine/gpu/bench_gpu.sh [--sdist PATH] [--arch 90] [--results DIR] [--deadline SECONDS] [SHAPE...]
+#   engine/lab/gpu/bench_gpu.sh [--sdist PATH] [--arch 90] [--results DIR] [--deadline SECONDS] [SHAPE...]
 #
 # SHAPE defaults to dense-27b. The build goes to /tmp/tau-site (added to PYTHONPATH);
 # models are written to $TAU_SYNTH_DIR (default /tmp/tau-synth); JSON results, the build
 # log and the tail of llama.cpp's log go to DIR (default ./synthetic-results).
 # --deadline: stop starting work this many seconds after the script began (default 560).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 SDIST=""; ARCH=90; RESULTS="synthetic-results"; DEADLINE=560; SHAPES=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -29,7 +29,7 @@ nvidia-smi --query-gpu=name,memory.total,memory.free,compute_cap,driver_version 
 if ! python3 -c "import llama_cpp, sys; sys.exit(0 if llama_cpp.llama_supports_gpu_offload() else 1)" 2>/dev/null; then
   echo "== building llama-cpp-python for CUDA (sm_$ARCH)"
   T0=$SECONDS
-  bash engine/gpu/build_llama_cpp.sh --cuda --arch "$ARCH" ${SDIST:+--sdist "$SDIST"} --target /tmp/tau-site --offline \
+  bash engine/lab/gpu/build_llama_cpp.sh --cuda --arch "$ARCH" ${SDIST:+--sdist "$SDIST"} --target /tmp/tau-site --offline \
     > "$RESULTS/build.log" 2>&1
   rc=$?
   echo "build rc=$rc in $((SECONDS - T0)) s"; tail -3 "$RESULTS/build.log"
@@ -37,7 +37,7 @@ if ! python3 -c "import llama_cpp, sys; sys.exit(0 if llama_cpp.llama_supports_g
 fi
 left() { echo $((DEADLINE - SECONDS)); }
 echo "== tiny smoke test ($(left) s left)"
-timeout 90 python3 -m engine.gpu.synthetic_bench tiny --out "$SYN" --tokens 64 --repeats 1 --curve-max 8 --no-extras \
+timeout 90 python3 -m engine.lab.gpu.synthetic_bench tiny --out "$SYN" --tokens 64 --repeats 1 --curve-max 8 --no-extras \
   --json "$RESULTS/tiny.json" 2>> "$RESULTS/progress.log"
 for s in "${SHAPES[@]}"; do
   L=$(left); [ "$L" -gt 60 ] || { echo "no time left for $s"; break; }
@@ -46,7 +46,7 @@ for s in "${SHAPES[@]}"; do
   if [ "$s" != tiny ] && [ "$s" != dense-1.5b ] && [ -f "$SYN/synthetic-dense-1.5b.gguf" ]; then
     DRAFT=(--draft "$SYN/synthetic-dense-1.5b.gguf")
   fi
-  timeout "$L" python3 -m engine.gpu.synthetic_bench "$s" --out "$SYN" --json "$RESULTS/$s.json" "${DRAFT[@]}" 2>> "$RESULTS/progress.log"
+  timeout "$L" python3 -m engine.lab.gpu.synthetic_bench "$s" --out "$SYN" --json "$RESULTS/$s.json" "${DRAFT[@]}" 2>> "$RESULTS/progress.log"
   echo "rc=$?"
 done
 tail -c 400000 "$SYN/llama.log" > "$RESULTS/llama-log-tail.txt" 2>/dev/null

@@ -9,7 +9,7 @@ job so they share the machine's load. A candidate replaces the current best only
 is at least ``min_gain`` faster; at the end the defaults and the choice are measured once
 more, side by side, and the choice is kept only if it still wins.
 
-The result goes into the engine's profile JSON (the file ``engine.measure`` keeps the
+The result goes into the engine's profile JSON (the file ``engine.lab.measure`` keeps the
 verify-cost curve in) under ``"tuned"``; :func:`tuned_settings`, :func:`apply_tuned` and
 :func:`tuned_spec` are what ``LocalEngine`` calls to use it.
 """
@@ -26,7 +26,7 @@ from typing import Any
 
 from engine.config import EngineConfig
 from engine.drafters.ngram import DEFAULT_KEY_LEN
-from engine.measure import load_profile, profile_path, save_profile
+from engine.lab.measure import load_profile, profile_path, save_profile
 from engine.policy import Acceptance
 from engine.spec import DEFAULT_MAX_WINDOW, SpecConfig, spec_preset
 from engine.types import DoneEvent, GenerateRequest, SamplingParams
@@ -216,9 +216,9 @@ def session_jobs(
 
 
 def builtin_jobs(max_tokens: int = 96) -> list[Job]:
-    """Whole-file edits of the bench's sample files (engine.benchdata), or a small inline one."""
+    """Whole-file edits of the bench's sample files (engine.lab.benchdata), or a small inline one."""
     try:
-        from engine.benchdata.workloads import EDIT_GO, EDIT_PY
+        from engine.lab.benchdata.workloads import EDIT_GO, EDIT_PY
 
         return [
             Job("builtin:" + w.name, "builtin", tuple(w.turns[0]), max_tokens) for w in (EDIT_PY, EDIT_GO)

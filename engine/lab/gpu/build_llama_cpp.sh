@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Build llama-cpp-python (the version tau pins) for a GPU backend, in place of the CPU wheel.
 #
-#   engine/gpu/build_llama_cpp.sh --cuda   [--arch 89]        # NVIDIA (CUDA toolkit with nvcc)
-#   engine/gpu/build_llama_cpp.sh --rocm   [--arch gfx1100]   # AMD (ROCm with hipconfig)
-#   engine/gpu/build_llama_cpp.sh --vulkan                    # any Vulkan GPU (libvulkan-dev, glslc)
-#   engine/gpu/build_llama_cpp.sh --cpu                       # back to a CPU build
+#   engine/lab/gpu/build_llama_cpp.sh --cuda   [--arch 89]        # NVIDIA (CUDA toolkit with nvcc)
+#   engine/lab/gpu/build_llama_cpp.sh --rocm   [--arch gfx1100]   # AMD (ROCm with hipconfig)
+#   engine/lab/gpu/build_llama_cpp.sh --vulkan                    # any Vulkan GPU (libvulkan-dev, glslc)
+#   engine/lab/gpu/build_llama_cpp.sh --cpu                       # back to a CPU build
 #
 # Options:
 #   --arch A          GPU architecture(s): CUDA compute capability ("89", "86;89", "90" for
@@ -21,8 +21,8 @@
 #
 # Afterwards `python -c "import llama_cpp; print(llama_cpp.llama_supports_gpu_offload())"`
 # prints True, and tau offloads all layers (--gpu-layers -1, the default). Check the fit
-# first: `python -m engine.fit MODEL --ctx 32768 --kv-type q8_0`. Measure the result:
-# `python -m engine.gpu.synthetic_bench dense-27b --out /tmp/tau-synth`.
+# first: `python -m engine.lab.fit MODEL --ctx 32768 --kv-type q8_0`. Measure the result:
+# `python -m engine.lab.gpu.synthetic_bench dense-27b --out /tmp/tau-synth`.
 #
 # Notes: the CUDA build takes ~4 minutes on 16 cores for one architecture (every extra
 # architecture adds about as much). Import llama_cpp before numpy in your own scripts (a

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from engine.benchdata.workloads import SUITES, Workload
+from engine.lab.benchdata.workloads import SUITES, Workload
 from engine.policy import Acceptance
 from engine.spec import SpecConfig
 from engine.types import DoneEvent, GenerateRequest, SamplingParams
@@ -67,7 +67,7 @@ class RunResult:
     divergence_gap: float | None = None  # greedy runs that differ: plain's top-2 logit gap where they part
     drift: float | None = None  # plain only: tok/s of the closing plain run over the opening one
     round_speedups: list[float] = field(default_factory=list)  # with several rounds: each round's speedup
-    simulated: dict[str, float] | None = None  # plain only: engine.simulate on plain's output (see ``simulated``)
+    simulated: dict[str, float] | None = None  # plain only: engine.lab.simulate on plain's output (see ``simulated``)
     timed_tokens: int = field(default=0, repr=False)  # tokens behind decode_s/wall_s (0: tokens; a bracket: both runs')
     token_ids: list[int] = field(default_factory=list, repr=False)
     turn_lens: list[int] = field(default_factory=list, repr=False)  # how many of token_ids each turn made
@@ -255,11 +255,11 @@ def turn_prompt(engine, turn: tuple[dict, ...]) -> list[int]:
 
 def simulated(engine, wl: Workload, mode: str, base: RunResult) -> dict[str, float] | None:
     """The n-gram policy and its ceiling replayed in virtual time on plain's output (first
-    round) under the engine's verify-cost curve (engine.simulate): the speedup without the
+    round) under the engine's verify-cost curve (engine.lab.simulate): the speedup without the
     machine's noise, and the most any window policy could get from the overlay: the ``ngram``
     configuration (no repository files). One overlay serves every turn, as in a run."""
     from engine.drafters.ngram import NgramDrafter
-    from engine.simulate import ceiling, simulate
+    from engine.lab.simulate import ceiling, simulate
 
     if not base.token_ids:
         return None

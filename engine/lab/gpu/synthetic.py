@@ -2,7 +2,7 @@
 
 The file is a qwen2-architecture model with K-quantized random weights and the real
 Qwen2 tokenizer (its ``tokenizer.*`` keys are copied byte for byte from the vocab-only
-GGUF that llama.cpp ships, ``engine/gpu/ggml-vocab-qwen2.gguf``). Weights are a tiled
+GGUF that llama.cpp ships, ``engine/lab/gpu/ggml-vocab-qwen2.gguf``). Weights are a tiled
 random block pattern with small, finite scales: the model is useless as a language model
 but reads exactly the bytes a real model of that shape and quantization reads per token.
 
