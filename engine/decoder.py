@@ -150,13 +150,14 @@ def run(
         return DoneEvent("", (), "error", stats(now), error=f"prompt of {len(prompt)} tokens does not fit the context of {target.n_ctx}")
 
     logits, st.reused = target.prefill(prompt)
+    if len(prompt) - st.reused >= 64:  # long enough to say what a token of prefill costs
+        speculator.prefill_s_per_token = (clock() - t_start) / (len(prompt) - st.reused)
     hist = list(prompt)
+    speculator.begin(hist, spec, mode)  # model drafters worth it take in the prompt now
     new = [sampler.sample(logits, hist)]
     st.passes = 1
     t_decode = clock()
     st.prefill_s = t_decode - t_start
-    if len(prompt) - st.reused >= 64:  # long enough to say what a token of prefill costs
-        speculator.prefill_s_per_token = st.prefill_s / (len(prompt) - st.reused)
 
     while True:
         for t in new:
@@ -191,6 +192,7 @@ def run(
         if room < 0:
             finish = "length"
             break
+        t_pick = clock()  # a model drafter's proposal (and catch-up) counts in its throughput guard
         draft, bucket = speculator.pick(hist, spec, mode, min(room, request.max_tokens - len(out)))
         if draft is not None and shadow is not None:
             shadow.settle(speculator.acceptance)
@@ -218,7 +220,10 @@ def run(
             st.record(draft.source, k, verdict.accepted)
             st.near_ties += int(verdict.near_tie)
             new = toks[: verdict.accepted] + [verdict.token]
-        pending = observe_pass(speculator.curve_for(mode), k + 1, clock() - t0, pending)
+        t_end = clock()
+        if draft is not None:
+            speculator.record(draft.source, mode, t_end - t_pick, len(new))
+        pending = observe_pass(speculator.curve_for(mode), k + 1, t_end - t0, pending)
 
     if pending is not None:
         speculator.curve_for(mode).observe(*pending)

@@ -155,6 +155,14 @@ class Acceptance:
             if i < accepted:
                 c.accepted[i] += 1
 
+    def discount(self, prefix: str, factor: float) -> None:
+        """Weigh the evidence of keys starting with ``prefix`` by ``factor`` (a new request: what a
+        model drafter accepted on the last workload says less about this one)."""
+        for (name, _), c in self._c.items():
+            if name.startswith(prefix):
+                c.reached = [r * factor for r in c.reached]
+                c.accepted = [a * factor for a in c.accepted]
+
     def by_position(self, drafter: str | None = None) -> list[float]:
         """Pooled acceptance by position (for stats), over all buckets of a drafter or all."""
         reached = [0.0] * MAX_WINDOW
@@ -183,16 +191,18 @@ class Choice:
 
 
 def choose_window(
-    curve: CostCurve, rates: list[float], max_k: int, draft_cost: float = 0.0, margin: float = SPECULATE_MARGIN
+    curve: CostCurve, rates: list[float], max_k: int, draft_cost: float = 0.0, margin: float = SPECULATE_MARGIN,
+    fixed_cost: float = 0.0,
 ) -> Choice:
-    """Best k in 0..max_k (0 unless it beats plain by ``margin``). draft_cost: seconds per drafted token."""
+    """Best k in 0..max_k (0 unless it beats plain by ``margin``). draft_cost: seconds per drafted
+    token; fixed_cost: seconds the pass pays whatever k (a model drafter catching up with the history)."""
     t1 = curve.cost(1)
     best = Choice(0, 1.0)
     e, run = 1.0, 1.0  # expected_tokens(rates, k), kept as k grows
     for k in range(1, min(max_k, len(rates)) + 1):
         run *= rates[k - 1]
         e += run
-        t = curve.cost(k + 1) + k * draft_cost
+        t = curve.cost(k + 1) + k * draft_cost + fixed_cost
         gain = e / t * t1
         if gain > best.gain:
             best = Choice(k, gain)

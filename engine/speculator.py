@@ -4,9 +4,10 @@ and the choice of what to verify next (``Speculator.pick``)."""
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from engine.drafters.base import Draft, Drafter
+from engine.drafters.model_drafter import common_prefix
 from engine.policy import Acceptance, CostCurve, choose_window, confidence_bucket
 from engine.shadow import Shadow
 from engine.spec import SpecConfig
@@ -17,6 +18,31 @@ OPTIMISTIC_RATE = 0.9  # a costly drafter is probed only if it would pay at this
 # steps: after sitting out a 1000-token edit the 0.5B drafter's catch-up on the 2-core CPU
 # took seconds, and one such probe took an edit from 2.6x to 1.8x.
 PROBE_CATCHUP_STEPS = 8
+IN_STEP_LAG = 8  # a lag this short is taken in by the per-pass sync that drafting's cost includes
+# A new request discounts what a costly drafter accepted before: a long-running server mixes
+# workloads (an edit's copy, a tool output, new code) and one's acceptance misleads on the next.
+REQUEST_DISCOUNT = 0.5
+GUARD_DECAY = 0.95  # weight of a pass in the throughput guard after each further pass
+GUARD_MIN_TOKENS = 8.0  # emitted tokens (decayed) before the guard judges a drafter
+
+
+@dataclass
+class Guard:
+    """A costly drafter's measured throughput against plain decoding, over its recent passes:
+    seconds spent (drafting, catch-up and the verify pass) in plain steps, and tokens emitted.
+    The window choice rests on estimates; this is what the passes actually delivered."""
+
+    steps: float = 0.0
+    tokens: float = 0.0
+
+    def record(self, seconds: float, tokens: int, step_s: float) -> None:
+        self.steps = self.steps * GUARD_DECAY + seconds / step_s
+        self.tokens = self.tokens * GUARD_DECAY + tokens
+
+    @property
+    def losing(self) -> bool:
+        """Its passes emitted fewer tokens than plain steps would have in the same time."""
+        return self.tokens >= GUARD_MIN_TOKENS and self.steps > self.tokens
 
 
 @dataclass
@@ -27,6 +53,7 @@ class DrafterSlot:
     shelved_passes: int = 0
     drafted: int = 0
     accepted: int = 0
+    guards: dict[str, Guard] = field(default_factory=dict)  # by sampling mode
 
     def cost(self) -> float:
         if self.lookup:
@@ -34,6 +61,11 @@ class DrafterSlot:
         measured = getattr(self.drafter, "cost_per_token", 0.0)
         return measured or self.initial_cost
 
+    def guard(self, mode: str) -> Guard:
+        g = self.guards.get(mode)
+        if g is None:
+            g = self.guards[mode] = Guard()
+        return g
 
 
 class Speculator:
@@ -72,50 +104,93 @@ class Speculator:
                 if not d.tokens:
                     continue
                 bucket = confidence_bucket(d.confidence, d.resync)
-                k = self._window(slot, key, bucket, len(d.tokens), spec, mode, len(hist))
+                k = self._window(slot, key, bucket, len(d.tokens), spec, mode, hist)
                 if k > 0:
                     return cut(d, k), bucket
                 if self.unverified is None:
                     self.unverified = Shadow(key, bucket, tuple(d.tokens))
                 continue
-            k = self._window(slot, key, 0, max_k, spec, mode, len(hist))
+            k = self._window(slot, key, 0, max_k, spec, mode, hist)
             if k > 0:
                 d = slot.drafter.propose(hist, k)
                 if d.tokens:
                     return d, 0
         return None, 0
 
+    def begin(self, hist: list[int], spec: SpecConfig, mode: str) -> None:
+        """A new request, its prompt prefilled: discount costly drafters' old acceptance, and
+        catch up with the prompt those that are worth drafting with (with the prefill, where
+        the cost shows as time to first token, instead of a surprise in the first pass)."""
+        for name in spec.drafters:
+            slot = self.slots.get(name)
+            if slot is None or slot.lookup:
+                continue
+            self.acceptance.discount(f"{name}:", REQUEST_DISCOUNT)
+            catch_up = getattr(slot.drafter, "catch_up", None)
+            if catch_up is None:
+                continue
+            if spec.adaptive:
+                if slot.guard(mode).losing:
+                    continue
+                k = min(spec.max_window, 16)
+                rates = self.acceptance.rates(f"{name}:{mode}", 0, k)
+                if choose_window(self.curve_for(mode), rates, k, slot.cost()).k == 0:
+                    continue
+            catch_up(hist)
+
+    def record(self, source: str, mode: str, seconds: float, tokens: int) -> None:
+        """One pass a costly drafter drafted: its whole time (drafting included) and what it emitted."""
+        slot = self.slots.get(source)
+        if slot is not None and not slot.lookup:
+            slot.guard(mode).record(seconds, tokens, self.curve_for(mode).cost(1))
+
     def _window(self, slot: DrafterSlot, key: str, bucket: int, max_k: int, spec: SpecConfig, mode: str,
-                n_hist: int) -> int:
+                hist: list[int]) -> int:
         if not spec.adaptive:
             return min(spec.fixed_window, max_k)
         curve = self.curve_for(mode)
         rates = self.acceptance.rates(key, bucket, max_k)
-        choice = choose_window(curve, rates, max_k, slot.cost())
-        if choice.k > 0:
-            slot.shelved_passes = 0
-            return choice.k
         cost = slot.cost()
+        catch = 0.0 if slot.lookup else self._catch_up_s(slot, hist, curve)
+        if slot.lookup or not slot.guard(mode).losing:
+            # the catch-up is paid by this pass, whatever its window: charged in full
+            choice = choose_window(curve, rates, max_k, cost, fixed_cost=catch)
+            if choice.k > 0:
+                slot.shelved_passes = 0
+                return choice.k
         if slot.lookup:
             return 0  # its unverified proposals are checked against plain passes for free (engine.shadow)
         if cost > 0 and choose_window(curve, [OPTIMISTIC_RATE] * max_k, max_k, cost).k == 0:
             return 0  # even a drafter that predicts well would not pay on this hardware: no probes
         slot.shelved_passes += 1
         if slot.shelved_passes >= PROBE_EVERY:  # keep the estimate honest: probe now and then
-            if self._catch_up_s(slot, n_hist, curve) > PROBE_CATCHUP_STEPS * curve.cost(1):
+            if catch > PROBE_CATCHUP_STEPS * curve.cost(1):
                 return 0  # the probe would cost more than it could tell
             slot.shelved_passes = 0
             return min(2, max_k)
         return 0
 
-    def _catch_up_s(self, slot: DrafterSlot, n_hist: int, curve: CostCurve) -> float:
-        """Seconds a model drafter would spend taking in the history it missed: its lag at the
-        target's prefill speed scaled by how much cheaper its tokens are (0 when unknown)."""
-        held = getattr(slot.drafter, "kv", None)
-        if held is None or self.prefill_s_per_token <= 0:
+    def _catch_up_s(self, slot: DrafterSlot, hist: list[int], curve: CostCurve) -> float:
+        """Seconds a model drafter would spend taking in the history it lacks: its lag (the
+        tokens after the prefix its context shares with ``hist``) at its measured catch-up
+        speed, else at the target's prefill speed scaled by its cheaper tokens (0 when unknown)."""
+        d = slot.drafter
+        lag_of = getattr(d, "lag", None)
+        if lag_of is not None:
+            lag = lag_of(hist)
+        else:
+            held = getattr(d, "kv", None)
+            if held is None:
+                return 0.0
+            lag = len(hist) - common_prefix(held, hist)
+        if lag <= IN_STEP_LAG:
             return 0.0
-        lag = max(0, n_hist - len(held))
-        return lag * self.prefill_s_per_token * min(1.0, slot.cost() / curve.cost(1))
+        per_token = getattr(d, "catch_up_s_per_token", 0.0)
+        if not per_token:
+            if self.prefill_s_per_token <= 0:
+                return 0.0
+            per_token = self.prefill_s_per_token * min(1.0, slot.cost() / curve.cost(1))
+        return lag * per_token
 
 
 def observe_pass(curve: CostCurve, n: int, seconds: float, pending: tuple[int, float] | None) -> tuple[int, float] | None:

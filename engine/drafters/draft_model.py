@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from engine.drafters.base import Draft
-from engine.drafters.model_drafter import ModelDrafterBase
+from engine.drafters.model_drafter import ModelDrafterBase, common_prefix
 
 IN_STEP_SYNC = 32  # tokens: a sync this short is the per-pass one, longer ones are catch-ups
 
@@ -31,11 +31,13 @@ class DraftModelDrafter(ModelDrafterBase):
         self.ctx.truncate(0)
         self.kv.clear()
 
+    def lag(self, history: Sequence[int]) -> int:
+        """History tokens a sync would decode: all after the prefix its KV shares with ``history``
+        (a server's next request from another conversation shares only the system prompt)."""
+        return len(history) - common_prefix(self.kv, history)
+
     def _sync(self, history: Sequence[int]) -> tuple[np.ndarray, int]:
-        common = 0
-        m = min(len(self.kv), len(history))
-        while common < m and self.kv[common] == history[common]:
-            common += 1
+        common = common_prefix(self.kv, history)
         if common == len(history):
             common -= 1
         if common < len(self.kv):
@@ -49,17 +51,26 @@ class DraftModelDrafter(ModelDrafterBase):
         self.kv.extend(todo)
         return rows[-1], len(todo)
 
+    def catch_up(self, history: Sequence[int]) -> None:
+        """Take in ``history`` now (with the target's prefill), so drafting later costs a step."""
+        if not history or len(history) >= self.ctx.n_ctx:
+            return
+        t0 = time.perf_counter()
+        _, synced = self._sync(history)
+        self.charge(0.0, 0, time.perf_counter() - t0, synced)
+
     def propose(self, history: Sequence[int], max_len: int) -> Draft:
         if max_len <= 0 or not history or len(history) + max_len >= self.ctx.n_ctx:
             return Draft((), self.name)
         t_sync = time.perf_counter()
         logits, synced = self._sync(history)
         t0 = time.perf_counter()
+        catch_s, caught = t0 - t_sync, synced
         if synced <= IN_STEP_SYNC:
             # drafting every pass means one decode to take in what the target accepted: its
             # logits give the first drafted token, so it is part of the cost of drafting (a
-            # catch-up after the drafter sat out is the cost of probing, not of drafting)
-            t0 = t_sync
+            # catch-up after the drafter sat out is charged apart, per token taken in)
+            t0, catch_s, caught = t_sync, 0.0, 0
         sampler = self.sampler
         stochastic = not self.sampling.greedy
         toks: list[int] = []
@@ -83,6 +94,5 @@ class DraftModelDrafter(ModelDrafterBase):
             if i + 1 < max_len:
                 logits = self.ctx.decode([t], len(self.kv), all_logits=False)[-1]
                 self.kv.append(t)
-        self.seconds += time.perf_counter() - t0
-        self.tokens += len(toks)
+        self.charge(time.perf_counter() - t0, len(toks), catch_s, caught)
         return Draft(tuple(toks), self.name, np.stack(qs) if qs else None)

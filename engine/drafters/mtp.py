@@ -84,6 +84,5 @@ class MtpDrafter(ModelDrafterBase):
                 recent.append(tok)
         finally:
             self.head.truncate(n - 1)  # drop the drafted positions: the head follows the target
-        self.seconds += time.perf_counter() - t0
-        self.tokens += len(toks)
+        self.charge(time.perf_counter() - t0, len(toks))
         return Draft(tuple(toks), self.name, np.stack(qs) if qs else None)

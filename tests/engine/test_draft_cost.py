@@ -1,5 +1,7 @@
 """The draft model's cost per drafted token counts the per-pass decode that takes in what the
-target accepted (its logits give the first drafted token), but not a catch-up after sitting out."""
+target accepted (its logits give the first drafted token); a catch-up after sitting out is
+measured apart, per token taken in, and the policy charges it to the pass that needs it.
+Both are recent averages: a long-running engine must not judge a drafter by its past."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import numpy as np
 
 from engine.drafters import draft_model
 from engine.drafters.draft_model import IN_STEP_SYNC, DraftModelDrafter
+from engine.drafters.model_drafter import COST_DECAY, RecentRate, common_prefix
 
 
 class Clock:
@@ -50,7 +53,29 @@ def test_cost_counts_the_in_step_sync_not_a_catch_up(monkeypatch) -> None:
     d.propose(history, 3)  # one in-step sync (counted: it yields the first draft) + 2 decodes
     assert ctx.calls[3] <= IN_STEP_SYNC
     assert d.tokens == 6 and d.seconds == 5.0
-    assert d.cost_per_token == 5.0 / 6
+    assert d.cost_per_token == (2.0 * COST_DECAY + 3.0) / (3 * COST_DECAY + 3)  # the older proposal weighs less
+    assert d.catch_up_s_per_token == 1.0 / len(history[:-4])  # the first sync: 1 s for the whole history
+
+
+def test_recent_cost_forgets_a_cheap_past() -> None:
+    # a drafter that drafted cheaply early on (short context) and dearly now is judged by now
+    r = RecentRate()
+    for _ in range(200):
+        r.add(0.01, 4)
+    for _ in range(40):
+        r.add(0.4, 4)
+    assert r.value > 0.09  # the lifetime mean would be (200*0.01 + 40*0.4) / 960 = 0.019 s a token
+
+
+def test_lag_counts_from_the_prefix_the_context_shares() -> None:
+    # a server's next request from another conversation: the draft context holds 300 tokens of
+    # the last one, sharing only a 3-token system prompt with this one
+    d = DraftModelDrafter(FakeCtx(Clock()))
+    d.kv = [1, 2, 3] + list(range(100, 400))
+    other = [1, 2, 3] + list(range(1000, 1200))
+    assert d.lag(other) == 200
+    assert d.lag(d.kv + [5, 6]) == 2
+    assert common_prefix([1, 2, 3, 4], [1, 2, 9, 4]) == 2 and common_prefix([], [1]) == 0
 
 
 def test_a_shelved_drafter_is_probed_only_when_catching_it_up_is_cheap() -> None:
@@ -83,3 +108,82 @@ def test_a_shelved_drafter_is_probed_only_when_catching_it_up_is_cheap() -> None
     assert probes(0.0) == 3  # prefill speed not seen yet: probes as before
     assert probes(0.00005) == 3  # 1000 tokens x 0.05 ms x 0.2: 10 ms, a tenth of a step
     assert probes(0.012) == 0  # 1000 tokens x 12 ms x 0.2: 2.4 s, 24 steps
+
+
+class LaggingDrafter:
+    """A costly drafter that always drafts the right tokens, ``behind`` tokens behind the history."""
+
+    name = "draft"
+
+    def __init__(self, behind: int, cost: float = 0.005, catch: float = 0.001) -> None:
+        self.behind = behind
+        self.cost_per_token = cost
+        self.catch_up_s_per_token = catch
+        self.caught: list[int] = []
+
+    def lag(self, history) -> int:
+        return self.behind
+
+    def catch_up(self, history) -> None:
+        self.caught.append(len(history))
+        self.behind = 0
+
+    def propose(self, history, max_len):
+        from engine.drafters.base import Draft
+
+        return Draft(tuple(history[-max_len:]), self.name)
+
+
+def _speculator(drafter, prior: float = 0.95):
+    from engine.policy import Acceptance, CostCurve
+    from engine.speculator import DrafterSlot, Speculator
+
+    curve = CostCurve({1: 0.01, 2: 0.011, 4: 0.012, 8: 0.014, 16: 0.02})  # a GPU-like curve, 10 ms a step
+    return Speculator(curve, {"draft": DrafterSlot(drafter, lookup=False)}, Acceptance(prior=prior))
+
+
+def test_a_drafter_far_behind_pays_its_catch_up_in_the_pass_that_needs_it() -> None:
+    from engine.spec import SpecConfig
+
+    cfg = SpecConfig(drafters=("draft",))
+    hist = list(range(3000))
+    assert _speculator(LaggingDrafter(0)).pick(hist, cfg, "sampled", 16)[0] is not None
+    # 2000 tokens behind at 1 ms each: 2 s, 200 steps; no window's gain pays that back
+    assert _speculator(LaggingDrafter(2000)).pick(hist, cfg, "sampled", 16)[0] is None
+
+
+def test_the_guard_shelves_a_drafter_whose_passes_were_slower_than_plain() -> None:
+    from engine.spec import SpecConfig
+
+    cfg = SpecConfig(drafters=("draft",))
+    spec = _speculator(LaggingDrafter(0))
+    hist = list(range(100))
+    assert spec.pick(hist, cfg, "sampled", 16)[0] is not None  # the estimate says it pays
+    for _ in range(10):  # ... but its passes took 3 plain steps a token
+        spec.record("draft", "sampled", 3 * 0.01 * 4, 4)
+    assert spec.slots["draft"].guard("sampled").losing and not spec.slots["draft"].guard("greedy").losing
+    picks = [spec.pick(hist, cfg, "sampled", 16)[0] for _ in range(60)]
+    assert all(p is None for p in picks)  # shelved (probes come only every PROBE_EVERY passes)
+    assert spec.pick(hist, cfg, "greedy", 16)[0] is not None
+    for _ in range(60):  # passes that beat plain (probes, in a run) lift it again
+        spec.record("draft", "sampled", 0.5 * 0.01 * 4, 4)
+    assert spec.pick(hist, cfg, "sampled", 16)[0] is not None
+
+
+def test_a_new_request_discounts_old_acceptance_and_catches_up_only_a_useful_drafter() -> None:
+    from engine.spec import SpecConfig
+
+    cfg = SpecConfig(drafters=("draft",))
+    d = LaggingDrafter(500)
+    spec = _speculator(d, prior=0.1)
+    for _ in range(50):
+        spec.acceptance.update("draft:sampled", 0, 8, 8)
+    before = spec.acceptance._c[("draft:sampled", 0)].reached[0]
+    spec.begin(list(range(600)), cfg, "sampled")
+    assert spec.acceptance._c[("draft:sampled", 0)].reached[0] == before * 0.5
+    assert d.caught == [600] and d.behind == 0  # still worth it at half the evidence: caught up with the prompt
+    d.behind = 500
+    for _ in range(10):
+        spec.record("draft", "sampled", 3 * 0.01 * 4, 4)
+    spec.begin(list(range(600)), cfg, "sampled")
+    assert d.caught == [600]  # the guard has shelved it: no catch-up at the prefill
