@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.agent.confined import read_confined
+
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", "CONVENTIONS.md")
 MAX_CHARS = 6000
 
@@ -19,13 +21,10 @@ class Instructions:
 def load_instructions(root: Path, max_chars: int = MAX_CHARS) -> Instructions | None:
     """The first instruction file found in ``root`` (the first of INSTRUCTION_FILES wins)."""
     for name in INSTRUCTION_FILES:
-        p = root / name
-        if not p.is_file():
+        body = read_confined(root, name, errors="replace")  # a symlink out never reaches the system prompt
+        if body is None:
             continue
-        try:
-            text = p.read_text(encoding="utf-8", errors="replace").strip()
-        except OSError:
-            continue
+        text = body.strip()
         if not text:
             continue
         if len(text) > max_chars:

@@ -9,6 +9,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from app.agent.confined import read_confined
 from tools.secret_files import is_secret_path
 
 MAX_FILES = 4
@@ -47,10 +48,10 @@ def small_workspace(root: Path, files: Sequence[str]) -> list[str]:
     for rel in files:
         if is_secret_path(rel):
             return []
-        try:
-            total += len((root / rel).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError):
+        body = read_confined(root, rel)  # a symlink out or to a secret file spoils the whole set
+        if body is None:
             return []
+        total += len(body)
         if total > SMALL_WORKSPACE_CHARS:
             return []
     return list(files)
@@ -66,11 +67,8 @@ def attach_files(root: Path, text: str, files: Sequence[str], *, whole_small_wor
     small = small_workspace(root, files) if whole_small_workspace and not names else []
     names = names or small
     for rel in names:
-        if is_secret_path(rel):
-            continue
-        try:
-            body = (root / rel).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+        body = read_confined(root, rel)
+        if body is None:
             continue
         if len(body) > MAX_FILE_CHARS or total + len(body) > MAX_TOTAL_CHARS:
             continue
