@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from typing import Any
 
 from app.cli.main import UsageError
 from app.config import Config
-from app.session import SessionNotFound, list_sessions, load_session
+from app.session import SessionNotFound, load_session, problem_line, scan_sessions
 
 
 def register(subparsers: Any) -> None:
@@ -30,6 +31,8 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
             messages, info = load_session(args.id)
         except SessionNotFound as e:
             raise UsageError(str(e)) from None
+        if info.problems:
+            print(f"tau: {problem_line(info)}", file=sys.stderr)
         if args.json:
             print(json.dumps({"id": info.id, "workspace": info.workspace, "messages": messages}, default=str))
             return 0
@@ -45,7 +48,9 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
                 text = text[:400] + " ..."
             print(f"\n{m.get('role')}: {text.strip()}")
         return 0
-    infos = list_sessions()
+    infos, problems = scan_sessions()
+    for line in problems:  # one line per bad file; the listing goes on without it
+        print(f"tau: {line}", file=sys.stderr)
     if args.limit > 0:
         infos = infos[: args.limit]
     if args.json:
