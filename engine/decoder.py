@@ -153,7 +153,7 @@ def run(
     if len(prompt) - st.reused >= 64:  # long enough to say what a token of prefill costs
         speculator.prefill_s_per_token = (clock() - t_start) / (len(prompt) - st.reused)
     hist = list(prompt)
-    speculator.begin(hist, spec, mode)  # model drafters worth it take in the prompt now
+    speculator.begin(hist, spec, mode, request.max_tokens)  # model drafters worth it take in the prompt now
     new = [sampler.sample(logits, hist)]
     st.passes = 1
     t_decode = clock()
@@ -227,6 +227,8 @@ def run(
 
     if pending is not None:
         speculator.curve_for(mode).observe(*pending)
+    if finish != "cancelled":
+        speculator.end(len(out))
     tail = stream.finish()
     if tail:
         emit(TokenEvent(tail, ()))

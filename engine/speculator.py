@@ -12,16 +12,19 @@ from engine.policy import Acceptance, CostCurve, choose_window, confidence_bucke
 from engine.shadow import Shadow
 from engine.spec import SpecConfig
 
-PROBE_EVERY = 64  # passes between exploratory windows of a drafter the policy has shelved
+PROBE_EVERY = 64  # passes between exploratory windows of a drafter the policy has shelved, at least
 OPTIMISTIC_RATE = 0.9  # a costly drafter is probed only if it would pay at this acceptance
-# ... and only if catching its context up with the history costs at most this many plain
-# steps: after sitting out a 1000-token edit the 0.5B drafter's catch-up on the 2-core CPU
-# took seconds, and one such probe took an edit from 2.6x to 1.8x.
-PROBE_CATCHUP_STEPS = 8
+# ... and only as often as its cost (catching its context up, drafting, the wider pass) stays
+# under this share of the plain steps since the last one: after sitting out a 1000-token edit
+# the 0.5B drafter's catch-up on the 2-core CPU took seconds, and one such probe took an edit
+# from 2.6x to 1.8x.
+PROBE_SHARE = 0.01
+PROBE_WINDOW = 2
 IN_STEP_LAG = 8  # a lag this short is taken in by the per-pass sync that drafting's cost includes
 # A new request discounts what a costly drafter accepted before: a long-running server mixes
 # workloads (an edit's copy, a tool output, new code) and one's acceptance misleads on the next.
 REQUEST_DISCOUNT = 0.5
+REPLY_ALPHA = 0.2  # how fast the expected reply length follows the replies served
 GUARD_DECAY = 0.95  # weight of a pass in the throughput guard after each further pass
 GUARD_MIN_TOKENS = 8.0  # emitted tokens (decayed) before the guard judges a drafter
 
@@ -78,6 +81,7 @@ class Speculator:
         self.acceptance = acceptance or Acceptance()
         self.unverified: Shadow | None = None  # the last pick's free proposal it chose not to verify
         self.prefill_s_per_token = 0.0  # the target's, from the last long prefill (0 = not seen)
+        self.mean_reply = 0.0  # tokens a reply runs to, recently (0 = none served yet)
 
     def curve_for(self, mode: str) -> CostCurve:
         """The cost curve of one sampling mode: a pass's host work (sampling every verified row
@@ -117,15 +121,19 @@ class Speculator:
                     return d, 0
         return None, 0
 
-    def begin(self, hist: list[int], spec: SpecConfig, mode: str) -> None:
+    def begin(self, hist: list[int], spec: SpecConfig, mode: str, max_tokens: int) -> None:
         """A new request, its prompt prefilled: discount costly drafters' old acceptance, and
-        catch up with the prompt those that are worth drafting with (with the prefill, where
-        the cost shows as time to first token, instead of a surprise in the first pass)."""
+        catch up with the prompt those worth drafting with, when what they would save over a
+        reply of the usual length (at most max_tokens) pays for it twice over; the catch-up
+        then shows as time to first token, not as a surprise in the first pass."""
+        curve = self.curve_for(mode)
+        t1 = curve.cost(1)
         for name in spec.drafters:
             slot = self.slots.get(name)
             if slot is None or slot.lookup:
                 continue
             self.acceptance.discount(f"{name}:", REQUEST_DISCOUNT)
+            slot.shelved_passes = 0  # a probe's budget is a share of this request's own passes
             catch_up = getattr(slot.drafter, "catch_up", None)
             if catch_up is None:
                 continue
@@ -133,10 +141,20 @@ class Speculator:
                 if slot.guard(mode).losing:
                     continue
                 k = min(spec.max_window, 16)
-                rates = self.acceptance.rates(f"{name}:{mode}", 0, k)
-                if choose_window(self.curve_for(mode), rates, k, slot.cost()).k == 0:
+                choice = choose_window(curve, self.acceptance.rates(f"{name}:{mode}", 0, k), k, slot.cost())
+                if choice.k == 0:
+                    continue
+                saving = min(self.mean_reply, max_tokens) * t1 * (1.0 - 1.0 / choice.gain)
+                if self._catch_up_s(slot, hist, curve) > 0.5 * saving:
                     continue
             catch_up(hist)
+
+    def end(self, tokens: int) -> None:
+        """A reply of ``tokens`` tokens was served."""
+        if self.mean_reply <= 0.0:
+            self.mean_reply = float(tokens)
+        else:
+            self.mean_reply += REPLY_ALPHA * (tokens - self.mean_reply)
 
     def record(self, source: str, mode: str, seconds: float, tokens: int) -> None:
         """One pass a costly drafter drafted: its whole time (drafting included) and what it emitted."""
@@ -164,10 +182,12 @@ class Speculator:
             return 0  # even a drafter that predicts well would not pay on this hardware: no probes
         slot.shelved_passes += 1
         if slot.shelved_passes >= PROBE_EVERY:  # keep the estimate honest: probe now and then
-            if catch > PROBE_CATCHUP_STEPS * curve.cost(1):
-                return 0  # the probe would cost more than it could tell
+            k = min(PROBE_WINDOW, max_k)
+            probe_s = catch + k * cost + curve.cost(k + 1) - curve.cost(1)
+            if probe_s > PROBE_SHARE * slot.shelved_passes * curve.cost(1):
+                return 0  # not yet: probes may spend only a small share of the time
             slot.shelved_passes = 0
-            return min(2, max_k)
+            return k
         return 0
 
     def _catch_up_s(self, slot: DrafterSlot, hist: list[int], curve: CostCurve) -> float:

@@ -45,15 +45,19 @@ class OracleContext:
     """A target context whose logits put (almost) all mass on the recorded output; each
     decode call after the prompt advances the clock by what the curve says it costs."""
 
-    def __init__(self, prompt: Sequence[int], output: Sequence[int], n_vocab: int, curve: CostCurve, clock: VirtualClock) -> None:
+    def __init__(self, prompt: Sequence[int], output: Sequence[int], n_vocab: int, curve: CostCurve, clock: VirtualClock,
+                 prefill_s_per_token: float = 0.0) -> None:
         self.prompt, self.output = list(prompt), list(output)
         self.n_vocab, self.curve, self.clock = n_vocab, curve, clock
         self.n_ctx = len(prompt) + len(output) + 64
+        self.prefill_s_per_token = prefill_s_per_token  # the prompt's cost (0: not what is compared)
 
     def decode(self, tokens: Sequence[int], pos: int, *, all_logits: bool) -> np.ndarray:
         n = len(tokens)
-        if pos + n > len(self.prompt):  # decode passes; the prefill is not what is compared
+        if pos + n > len(self.prompt):  # decode passes
             self.clock.now += self.curve.cost(n)
+        else:
+            self.clock.now += n * self.prefill_s_per_token
         first = 0 if all_logits else n - 1
         rows = np.zeros((n - first, self.n_vocab), np.float32)
         for j in range(first, n):

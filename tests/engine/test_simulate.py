@@ -61,3 +61,52 @@ def test_ngram_policy_stays_under_its_ceiling() -> None:
 def test_empty_output_is_refused() -> None:
     with pytest.raises(ValueError, match="nothing"):
         simulate(PROMPT, [], CURVE)
+
+
+# -- a long-running engine (engine.lab.serving) -----------------------------------------------
+
+STEP = 0.037  # the 2-core CPU: 27 tok/s plain
+CPU_CURVE = {k: v * STEP for k, v in {1: 1, 2: 1.3, 4: 1.7, 8: 2.6, 16: 4.0, 24: 5.0, 32: 5.5, 41: 6.5}.items()}
+GPU_CURVE = {k: v * 0.002 for k, v in {1: 1, 2: 1.05, 4: 1.1, 8: 1.3, 16: 1.5, 32: 2.0, 41: 2.4}.items()}
+BIG_CURVE = {k: v * 0.011 for k, v in {1: 1, 2: 1.02, 4: 1.05, 8: 1.1, 16: 1.2, 32: 1.5, 41: 1.7}.items()}
+
+
+def test_the_traffic_is_conversations_that_grow_and_standalone_requests() -> None:
+    from engine.lab.serving import traffic
+
+    reqs = traffic(0, rounds=2)
+    assert [r.output for r in reqs] == [r.output for r in traffic(0, rounds=2)] and len(reqs) == 12  # seeded
+    by_name = {r.name: r for r in reqs}
+    call, write = by_name["agent0-r1-call"], by_name["agent0-r1-write"]
+    assert write.prompt[: len(call.prompt) + len(call.output)] == call.prompt + call.output  # the tool output follows
+    assert {r.mode for r in reqs} == {"greedy", "sampled"} and any(r.name.startswith("new") for r in reqs)
+
+
+@pytest.mark.parametrize(("curve", "costs", "prefill"), [
+    (CPU_CURVE, (0.2 * STEP, 0.0017), 0.004),  # a draft model cheap per token, dear to catch up
+    (CPU_CURVE, (0.45 * STEP, 0.0017), 0.004),
+    (GPU_CURVE, (0.0012, 0.00005), 0.0001),
+])
+def test_a_long_running_engine_is_never_slower_than_plain_on_any_request(curve, costs, prefill) -> None:
+    # before the catch-up was charged and the guard added, the first case ran two agent calls
+    # at 0.36x and 0.74x of plain and five requests below 0.99x: the draft model, probed and
+    # trusted on one conversation, caught up with the other one's whole history uncharged
+    from engine.lab.serving import DraftCosts, serve, traffic
+
+    res = serve(traffic(0, rounds=3), curve, spec=SpecConfig(), draft=DraftCosts(*costs), prefill_s_per_token=prefill)
+    worst = min(res, key=lambda r: r.speedup)
+    assert worst.speedup >= 0.99, f"{worst.name} at {worst.speedup:.2f}x of plain"
+    assert all(r.speedup > 2.5 for r in res if "write" in r.name or "edit" in r.name)  # the overlay's copies still pay
+
+
+def test_a_draft_model_that_pays_is_still_used_across_requests() -> None:
+    # a big target (11 ms a token) whose draft model is right 70% of the time on new code
+    from dataclasses import replace
+
+    from engine.lab.serving import DraftCosts, serve, traffic
+
+    reqs = [replace(r, draft_rate=min(0.95, r.draft_rate + 0.25)) for r in traffic(0, rounds=3)]
+    res = serve(reqs, BIG_CURVE, spec=SpecConfig(), draft=DraftCosts(0.0012, 0.00005), prefill_s_per_token=0.0005)
+    new = [r for r in res if r.name.startswith("new")]
+    assert all(r.drafted.get("draft", 0) > 100 and r.speedup > 1.4 for r in new)
+    assert min(r.speedup for r in res) >= 0.99
