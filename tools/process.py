@@ -1,5 +1,6 @@
 """Run a shell command in its own process group, with a timeout, cancellation and a
-bounded head+tail output buffer. On timeout or cancel the whole group is killed."""
+bounded head+tail output buffer. When it returns, times out or is cancelled the whole group
+is killed, so background jobs do not outlive it (``tools.sandbox`` confines the rest)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol
 
 from tools.capping import DEFAULT_CAP, HeadTailBuffer
+from tools.sandbox import filter_env
 
 POLL_S = 0.05
 TERM_GRACE_S = 0.5
@@ -33,13 +36,12 @@ class ProcessResult:
     cancelled: bool = False
     omitted: int = 0  # bytes dropped from the middle of the output
     duration_s: float = 0.0
-    stray_killed: bool = False  # background children kept the output open and were stopped
+    stray_killed: bool = False  # background children outlived the command and were stopped
 
 
 def shell_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "NO_COLOR": "1"})
-    return env
+    """tau's environment without its secrets (``tools.sandbox.filter_env``), pagers off."""
+    return filter_env(os.environ)
 
 
 def run_process(
@@ -48,18 +50,22 @@ def run_process(
     timeout: float = 120.0,
     cancel: Cancellable | None = None,
     limit: int = DEFAULT_CAP,
+    *,
+    argv: Sequence[str] | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> ProcessResult:
+    """Run ``command`` with bash in ``cwd``; ``argv`` (a sandbox wrapping it) runs instead when given."""
     t0 = time.monotonic()
     proc = subprocess.Popen(
-        command,
-        shell=True,
-        executable=shutil.which("bash") or "/bin/sh",
+        list(argv) if argv is not None else command,
+        shell=argv is None,
+        executable=None if argv is not None else shutil.which("bash") or "/bin/sh",
         cwd=cwd,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
-        env=shell_env(),
+        env=dict(env) if env is not None else shell_env(),
     )
     buf = HeadTailBuffer(limit)
     assert proc.stdout is not None
@@ -81,10 +87,10 @@ def run_process(
             kill_group(proc)
             break
     reader.join(DRAIN_GRACE_S)
-    if reader.is_alive():  # background children still hold the pipe open
+    if reader.is_alive() or _group_alive(proc.pid):  # background children outlived the command
         stray = True
-        kill_group(proc)
-        reader.join(DRAIN_GRACE_S)
+    kill_group(proc)  # always: a job left in the group would outlive the turn
+    reader.join(DRAIN_GRACE_S)
     return ProcessResult(
         exit_code=proc.returncode,
         output=buf.text(),

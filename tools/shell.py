@@ -1,4 +1,5 @@
-"""run_shell: a shell command in the workspace, approved per the permission mode."""
+"""run_shell: a shell command in the workspace, approved per the permission mode and
+confined per ``tools.sandbox`` (bubblewrap when present)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from typing import Any
 from tools.base import ToolContext, ToolResult
 from tools.permissions_types import ApprovalRequest
 from tools.process import ProcessResult, run_process
+from tools.sandbox import ShellOptions
+from tools.sandbox_host import prepare
 from tools.toolkit import BaseTool, ToolError, arg_int, arg_str, ask
 
 DEFAULT_TIMEOUT_S = 120
@@ -16,8 +19,9 @@ OUTPUT_CAP = 30_000
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 
 
-def format_result(command: str, result: ProcessResult, timeout: float) -> str:
-    """What the model sees of a finished command (pure)."""
+def format_result(command: str, result: ProcessResult, timeout: float, where: str = "") -> str:
+    """What the model sees of a finished command (pure); ``where`` says how it was confined,
+    told after a failure so the model does not retry what the sandbox forbids."""
     body = _ANSI.sub("", result.output).rstrip("\n")
     lines = [f"$ {command}"]
     if body:
@@ -29,8 +33,19 @@ def format_result(command: str, result: ProcessResult, timeout: float) -> str:
     else:
         lines.append(f"[exit code {result.exit_code}]")
     if result.stray_killed:
-        lines.append("[background processes still holding the output were stopped]")
+        lines.append("[background processes left running were stopped]")
+    if where and (result.exit_code != 0 or result.timed_out):
+        lines.append(where)
     return "\n".join(lines)
+
+
+def shell_options(ctx: ToolContext) -> ShellOptions:
+    """The session's shell settings (the agent puts them in ``ctx.extra['shell']``); without
+    them, the mode of the policy (no policy: everything allowed, as full-auto)."""
+    given = ctx.extra.get("shell")
+    if isinstance(given, ShellOptions):
+        return given
+    return ShellOptions(mode=getattr(ctx.policy, "mode", "full-auto"))
 
 
 class RunShell(BaseTool):
@@ -62,11 +77,13 @@ class RunShell(BaseTool):
             return rejection
         if ctx.cancel is not None and ctx.cancel.cancelled:
             return ToolResult(ok=False, output="cancelled by the user before it started", command=command)
-        result = run_process(command, ctx.root, timeout=timeout, cancel=ctx.cancel, limit=OUTPUT_CAP)
+        launch = prepare(command, ctx.root, shell_options(ctx))
+        result = run_process(command, ctx.root, timeout=timeout, cancel=ctx.cancel, limit=OUTPUT_CAP,
+                             argv=launch.argv, env=launch.env)
         ok = result.exit_code == 0 and not (result.timed_out or result.cancelled)
         return ToolResult(
             ok=ok,
-            output=format_result(command, result, timeout),
+            output=format_result(command, result, timeout, launch.confinement.describe()),
             exit_code=result.exit_code,
             command=command,
         )
