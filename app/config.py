@@ -64,6 +64,10 @@ class Config:
     endpoint: str = ""  # OpenAI-compatible endpoint instead of a local model
     local: bool = False  # always load in-process, even when a tau server holds the model
     api_key: str = ""
+    # shell sandbox (tools.sandbox); also written as a [shell] table: network = true
+    shell_sandbox: bool = True  # run_shell inside bubblewrap when it is installed
+    shell_network: bool | None = None  # None = on in ask, off in auto-edit and full-auto
+    shell_env_allow: str = ""  # comma-separated variable names or globs the shell may see (e.g. GITHUB_TOKEN)
 
     def with_overrides(self, **kw: Any) -> Config:
         known = {f.name for f in fields(self)}
@@ -102,7 +106,7 @@ def load_config(path: Path | None = None) -> Config:
             raise ConfigError(f"config file {path} is not valid TOML: {e}") from None
     defaults = {f.name: getattr(cfg, f.name) for f in fields(cfg)}
     values: dict[str, Any] = {}
-    for k, v in data.items():
+    for k, v in _flatten_tables(data).items():
         key = k.replace("-", "_")
         if key not in defaults:
             raise ConfigError(f"config file {path}: unknown key {k!r}")
@@ -122,6 +126,17 @@ def load_config(path: Path | None = None) -> Config:
     cfg = replace(cfg, **values)
     validate(cfg)
     return cfg
+
+
+def _flatten_tables(data: dict[str, Any]) -> dict[str, Any]:
+    """``[shell] network = true`` is ``shell_network = true``."""
+    flat: dict[str, Any] = {}
+    for k, v in data.items():
+        if isinstance(v, dict):
+            flat.update({f"{k}_{sub}": value for sub, value in v.items()})
+        else:
+            flat[k] = v
+    return flat
 
 
 def validate(cfg: Config) -> None:

@@ -29,6 +29,7 @@ from app.agent.instructions import load_instructions
 from app.agent.mentions import attach_files
 from app.agent.prompts import FORMAT_FEEDBACK, system_prompt
 from app.agent.repomap import list_files, repo_map
+from app.agent.shell_setup import shell_options, unconfined_notice
 from app.agent.shown_code import only_quotes, shown_edits, workspace_texts
 from app.agent.summary import summarize
 from app.agent.tokens import counter_for
@@ -118,6 +119,8 @@ class Agent:
         if not self._started:
             self._started = True
             self._emit(SessionStarted(self.session_id, str(self.root), self.engine.info.name, self.mode))
+            if "run_shell" in self._by_name and (unconfined := unconfined_notice(self.config, self.mode)):
+                self._emit(Notice(unconfined, {"shell": "unconfined"}))
         self.undo_journal.begin_turn()
         self._facts = TurnFacts()
         first = not any(m.get("role") == "user" for m in self.messages)
@@ -264,7 +267,7 @@ class Agent:
     def _run_tool(self, call: ToolCall) -> ToolResult:
         tool = self._by_name[call.name]
         ctx = ToolContext(root=self.root, policy=self.policy, journal=self.journal, cancel=self._cancel,
-                          approver=self.approver)
+                          approver=self.approver, extra={"shell": shell_options(self.config, self.mode)})
         try:
             return tool.run(call.arguments, ctx)
         except Exception as e:  # a tool bug becomes an error the model can read

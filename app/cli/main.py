@@ -31,6 +31,12 @@ def add_model_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kv-type", dest="kv_type", choices=["f16", "q8_0", "q4_0"], help="target KV cache type")
 
 
+def add_shell_flags(p: argparse.ArgumentParser) -> None:
+    """Flags of the shell sandbox (tools.sandbox); SUPPRESS so a subcommand's copy keeps the main one's."""
+    p.add_argument("--network", dest="shell_network", action="store_const", const=True, default=argparse.SUPPRESS,
+                   help="let shell commands use the network (off by default in auto-edit and full-auto)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tau", description="tau: a terminal coding assistant on its own speculative decoding engine"
@@ -41,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--local", action="store_true", help="load the model in-process even if a tau server runs")
     parser.add_argument("--endpoint", help="use an OpenAI-compatible endpoint instead of a local model")
     parser.add_argument("--api-key", dest="api_key", help="API key for --endpoint")
+    add_shell_flags(parser)
     add_model_flags(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
@@ -56,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def config_from_args(args: argparse.Namespace) -> Config:
     cfg = load_config()
-    over = {k: getattr(args, k, None) for k in ("model", "draft_model", "n_ctx", "threads", "gpu_layers", "kv_type", "mode", "endpoint", "api_key")}
+    over = {k: getattr(args, k, None) for k in ("model", "draft_model", "n_ctx", "threads", "gpu_layers", "kv_type", "mode", "endpoint", "api_key", "shell_network")}
     if getattr(args, "local", False):
         over["local"] = True
     return cfg.with_overrides(**over)

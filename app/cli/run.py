@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from app.agent import Agent
-from app.cli.main import UsageError, add_model_flags
+from app.cli.main import UsageError, add_model_flags, add_shell_flags
 from app.config import Config
 from app.events import AgentEvent, Final, Notice, ToolCallEvent, ToolResultEvent, event_to_dict
 from app.session import Session
@@ -46,6 +46,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--mode", dest="run_mode", choices=["auto-edit", "full-auto"], help="permission mode (default auto-edit)")
     p.add_argument("--session", dest="session_id", metavar="ID", help="continue a saved session ('latest' for the newest)")
     add_model_flags(p)
+    add_shell_flags(p)
     p.set_defaults(func=run)
 
 
