@@ -7,6 +7,7 @@ import functools
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,29 +90,20 @@ def hidden_paths(root: Path, home: str | None = None) -> Mounts:
     files: set[str] = set()
     dirs: set[str] = set()
     read_only: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        d = Path(dirpath)
-        keep = []
-        for name in dirnames:
-            p = d / name
-            if name == ".git":
-                read_only.append(str(p))
-            elif p.is_symlink():
-                _mask_link(root, p, files, dirs)
-            elif _is_secret(root, p):
-                if not (p / "pyvenv.cfg").exists():  # a virtualenv named .env holds no secrets
-                    dirs.add(str(p))
-            elif name not in PRUNED_DIRS and not (p / "pyvenv.cfg").exists():
-                keep.append(name)
-        dirnames[:] = keep
-        for name in filenames:
-            p = d / name
-            if name == ".git":
-                read_only.append(str(p))  # a worktree's or submodule's pointer to its git dir
-            elif p.is_symlink():
-                _mask_link(root, p, files, dirs)
-            elif _is_secret(root, p) and p.is_file():
-                files.add(str(p))
+    stack = [(str(root), "")]
+    while stack:
+        listing = _listing(*stack.pop())
+        read_only += listing.git
+        files.update(listing.secret_files)
+        for link, link_rel in listing.links:
+            _mask_link(root, link, link_rel, files, dirs)
+        for path, rel, name in listing.subdirs:
+            if os.path.exists(os.path.join(path, "pyvenv.cfg")):
+                continue  # a virtualenv (even one named .env) holds packages, not secrets
+            if _secret_rel(rel):
+                dirs.add(path)
+            elif name not in PRUNED_DIRS:
+                stack.append((path, rel))
     if home:
         for rel in HOME_SECRETS:
             p = Path(home) / rel
@@ -126,19 +118,68 @@ def hidden_paths(root: Path, home: str | None = None) -> Mounts:
     return Mounts(files=tuple(sorted(files)), dirs=tuple(sorted(dirs)), read_only=tuple(sorted(read_only)))
 
 
-def _is_secret(root: Path, p: Path) -> bool:
-    return is_secret_path(p.relative_to(root).as_posix())
+@dataclass(frozen=True)
+class _Listing:
+    mtime_ns: int
+    git: tuple[str, ...] = ()
+    links: tuple[tuple[str, str], ...] = ()  # (path, rel)
+    secret_files: tuple[str, ...] = ()
+    subdirs: tuple[tuple[str, str, str], ...] = ()  # (path, rel, name)
 
 
-def _mask_link(root: Path, link: Path, files: set[str], dirs: set[str]) -> None:
-    """A secret-named link, or a link to a secret-named file, has its target masked."""
+_LISTINGS: dict[str, _Listing] = {}
+MAX_LISTINGS = 100_000
+SETTLED_NS = 2_000_000_000  # a directory changed this recently may change again within its mtime's tick
+
+
+def _listing(path: str, rel: str) -> _Listing:
+    """One directory's entries that matter, remembered while its mtime holds (names and types
+    change only with the directory's mtime): a big workspace is walked before every command."""
     try:
-        target = link.resolve(strict=True)
-    except (OSError, RuntimeError):  # dangling or looping: nothing to read through it
+        mtime = os.stat(path).st_mtime_ns
+        cached = _LISTINGS.get(path)
+        if cached is not None and cached.mtime_ns == mtime:
+            return cached
+        with os.scandir(path) as it:
+            entries = list(it)
+    except OSError:
+        return _Listing(0)
+    git: list[str] = []
+    links: list[tuple[str, str]] = []
+    secret: list[str] = []
+    subdirs: list[tuple[str, str, str]] = []
+    for e in entries:  # scandir's cached entry types: no stat per file
+        erel = f"{rel}/{e.name}" if rel else e.name
+        if e.name == ".git":
+            git.append(e.path)  # a directory, or a worktree's pointer to its git dir
+        elif e.is_symlink():
+            links.append((e.path, erel))
+        elif e.is_dir(follow_symlinks=False):
+            subdirs.append((e.path, erel, e.name))
+        elif e.is_file(follow_symlinks=False) and _secret_rel(erel):
+            secret.append(e.path)
+    listing = _Listing(mtime, tuple(git), tuple(links), tuple(secret), tuple(subdirs))
+    if time.time_ns() - mtime > SETTLED_NS:
+        if len(_LISTINGS) >= MAX_LISTINGS:
+            _LISTINGS.clear()
+        _LISTINGS[path] = listing
+    return listing
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def _secret_rel(rel: str) -> bool:
+    # a pure rule asked again for every file before every command: remembered per path
+    return is_secret_path(rel)
+
+
+def _mask_link(root: Path, link: str, rel: str, files: set[str], dirs: set[str]) -> None:
+    """A secret-named link, or a link to a secret-named file, has its target masked."""
+    target = os.path.realpath(link)
+    if not (_secret_rel(rel) or _secret_rel(os.path.basename(target))):
         return
-    if not (_is_secret(root, link) or is_secret_path(target.name)) or root.is_relative_to(target):
+    if target == os.sep or root.is_relative_to(target):
         return  # a mask over the workspace or above it would hide the work itself
-    if target.is_dir():
-        dirs.add(str(target))
-    elif target.is_file():
-        files.add(str(target))
+    if os.path.isdir(target):
+        dirs.add(target)
+    elif os.path.isfile(target):  # dangling or looping links lead nowhere: nothing to mask
+        files.add(target)

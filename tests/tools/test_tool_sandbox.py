@@ -124,3 +124,14 @@ def test_shell_env_of_process_module_is_filtered(monkeypatch: pytest.MonkeyPatch
     env = shell_env()
     assert "FOO_TOKEN" not in env and env["TAU_TEST_PLAIN"] == "y" and env["GIT_PAGER"] == "cat"
     assert os.environ["FOO_TOKEN"] == "x"  # tau's own environment is untouched
+
+
+def test_a_secret_file_created_after_a_scan_is_masked_next_time(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / "sub").mkdir(parents=True)
+    for d in (root, root / "sub"):
+        os.utime(d, (1_000_000_000, 1_000_000_000))  # settled: its listing is remembered
+    assert hidden_paths(root).files == ()
+    (root / "sub" / "id_ed25519").write_text("key\n")
+    (root / ".env").write_text("K=1\n")  # right after the scan, in the same second
+    assert set(hidden_paths(root).files) == {str(root / ".env"), str(root / "sub" / "id_ed25519")}
