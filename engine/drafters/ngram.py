@@ -33,6 +33,8 @@ RESYNC_KEY = 6  # output tokens compared at each resync position
 CONFIRM = 2  # output tokens that must match a draft before its place becomes the anchor
 RESYNC_MAX_MATCH = 16  # a draft that follows the anchor with a literal match this long is an ordinary copy
 RESYNC_MIN_RUN = 12  # output tokens the copy must have covered before following it counts as evidence
+MAX_SOURCES = 256  # registered texts kept; the oldest registration goes first
+MAX_SOURCE_TOKENS = 1_000_000  # tokens kept over all registered texts (the index costs ~100x their size)
 
 Anchor = tuple[int, int, int]  # (source id, source position, history length): hist[:h] ends where src[:pos] ends
 
@@ -58,6 +60,7 @@ class NgramDrafter:
         self._sources: dict[int, list[int]] = {HISTORY: []}
         self._names: dict[str, int] = {}
         self._next_id = 1
+        self._evicted = 0  # tokens of evicted sources whose index entries are still there
         self._index: dict[tuple[int, ...], list[tuple[int, int]]] = {}
         self._anchor: Anchor | None = None  # the copy the output is following
         self._last: Anchor | None = None  # where the last draft came from (an anchor once confirmed)
@@ -75,11 +78,12 @@ class NgramDrafter:
             sid = self._next_id
             self._next_id += 1
             self._names[key] = sid
-            toks = list(tokens)
+            toks = list(tokens)[:MAX_SOURCE_TOKENS]
             self._sources[sid] = toks
             self._index_range(sid, toks, 0)
+            self._evict_oldest()
             dead = sum(1 for v in self._index.values() for s, _ in v if s not in self._sources)
-            if dead > 4 * len(self._index) + 100_000:
+            if dead > 4 * len(self._index) + 100_000 or self._evicted > MAX_SOURCE_TOKENS:
                 self._rebuild()
 
     def remove_source(self, key: str) -> None:
@@ -88,12 +92,22 @@ class NgramDrafter:
             if sid is not None:
                 del self._sources[sid]
 
+    def _evict_oldest(self) -> None:
+        """Drop the oldest registrations until MAX_SOURCES and MAX_SOURCE_TOKENS hold (the newest stays)."""
+        total = sum(len(t) for sid, t in self._sources.items() if sid != HISTORY)
+        while len(self._names) > 1 and (len(self._names) > MAX_SOURCES or total > MAX_SOURCE_TOKENS):
+            oldest = next(iter(self._names))
+            gone = len(self._sources.pop(self._names.pop(oldest)))
+            total -= gone
+            self._evicted += gone
+
     @property
     def n_sources(self) -> int:
         return len(self._sources) - 1
 
     def _rebuild(self) -> None:
         self._index.clear()
+        self._evicted = 0
         for sid, toks in self._sources.items():
             self._index_range(sid, toks, 0)
 
