@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import time
 import uuid
 from collections.abc import Sequence
@@ -12,6 +13,11 @@ from engine.types import SPEC_MODES, GenerateRequest, GenStats, SamplingParams
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 FINISH = {"stop": "stop", "length": "length", "cancelled": "stop", "error": "stop"}
+MAX_DEPTH = 64  # JSON nesting a request may have; OpenAI bodies need a handful of levels
+MAX_SEED = 2**63 - 1
+MAX_TOP_K = 1 << 20
+UNKNOWN_VOCAB_IDS = 1 << 31  # the bound on token ids when the engine does not report its vocabulary
+MIN_TEMPERATURE = 1e-3  # above 0 (greedy), a smaller one overflows the sampler's 1/T
 
 
 class ApiError(Exception):
@@ -43,11 +49,34 @@ def parse_json_body(raw: bytes) -> dict:
         raise ApiError(400, "request body is empty; expected a JSON object")
     try:
         data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ApiError(400, f"request body is not valid JSON: {e}") from None
+    except RecursionError:
+        raise ApiError(400, f"request body is nested more than {MAX_DEPTH} levels deep") from None
+    except ValueError as e:  # JSONDecodeError, UnicodeDecodeError, an integer of thousands of digits
+        raise ApiError(400, f"request body is not valid JSON: {str(e).splitlines()[0][:200]}") from None
     if not isinstance(data, dict):
         raise ApiError(400, "request body must be a JSON object")
+    check_plain(data)
     return data
+
+
+def check_plain(data: Any) -> None:
+    """Refuse nesting deeper than MAX_DEPTH and strings that are not valid Unicode (lone surrogates)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, str):
+            if not v.isascii():
+                try:
+                    v.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise ApiError(400, "request body holds a string with a lone surrogate (\\ud800-\\udfff)") from None
+            continue
+        if not isinstance(v, (dict, list)):
+            continue
+        if depth > MAX_DEPTH:
+            raise ApiError(400, f"request body is nested more than {MAX_DEPTH} levels deep")
+        items = [*v.keys(), *v.values()] if isinstance(v, dict) else v
+        stack.extend((x, depth + 1) for x in items)
 
 
 # ---- typed getters -------------------------------------------------------------------
@@ -59,20 +88,29 @@ def _num(body: dict, name: str, lo: float | None = None, hi: float | None = None
         return None
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise ApiError(400, f"'{name}' must be a number", param=name)
+    if isinstance(v, float) and not math.isfinite(v):
+        raise ApiError(400, f"'{name}' must be a finite number, got {v}", param=name)
     if (lo is not None and v < lo) or (hi is not None and v > hi):
-        raise ApiError(400, f"'{name}' must be between {lo} and {hi}, got {v}", param=name)
+        raise ApiError(400, f"'{name}' must be between {lo} and {hi}, got {_short(v)}", param=name)
     return float(v)
 
 
-def _int(body: dict, name: str, lo: int | None = None) -> int | None:
+def _int(body: dict, name: str, lo: int | None = None, hi: int | None = None) -> int | None:
     v = body.get(name)
     if v is None:
         return None
     if isinstance(v, bool) or not isinstance(v, int):
         raise ApiError(400, f"'{name}' must be an integer", param=name)
     if lo is not None and v < lo:
-        raise ApiError(400, f"'{name}' must be at least {lo}, got {v}", param=name)
+        raise ApiError(400, f"'{name}' must be at least {lo}, got {_short(v)}", param=name)
+    if hi is not None and v > hi:
+        raise ApiError(400, f"'{name}' must be at most {hi}, got {_short(v)}", param=name)
     return v
+
+
+def _short(v: float) -> str:
+    text = str(v)
+    return text if len(text) <= 24 else text[:10] + f"...({len(text)} digits)"
 
 
 def _stop(body: dict) -> tuple[str, ...]:
@@ -88,11 +126,17 @@ def _stop(body: dict) -> tuple[str, ...]:
 
 def sampling_from(body: dict, defaults: SamplingParams) -> SamplingParams:
     temperature = _num(body, "temperature", 0.0, 2.0)
+    if temperature is not None and 0.0 < temperature < MIN_TEMPERATURE:
+        raise ApiError(400, f"'temperature' must be 0 (greedy) or at least {MIN_TEMPERATURE}", param="temperature")
     top_p = _num(body, "top_p", 0.0, 1.0)
-    top_k = _int(body, "top_k", 0)
+    top_k = _int(body, "top_k", 0, MAX_TOP_K)
     min_p = _num(body, "min_p", 0.0, 1.0)
     repeat_penalty = _num(body, "repeat_penalty", 0.0, 10.0)
-    seed = _int(body, "seed")
+    if repeat_penalty is not None and repeat_penalty <= 0.0:
+        raise ApiError(400, "'repeat_penalty' must be above 0 (1 = off)", param="repeat_penalty")
+    for unused in ("frequency_penalty", "presence_penalty"):  # accepted for OpenAI clients, not applied
+        _num(body, unused, -2.0, 2.0)
+    seed = _int(body, "seed", 0, MAX_SEED)
     return SamplingParams(
         temperature=defaults.temperature if temperature is None else temperature,
         top_k=defaults.top_k if top_k is None else top_k,
@@ -176,10 +220,17 @@ def normalize_messages(raw: Any) -> list[dict]:
         if msg["content"] is None and not (role == "assistant" and m.get("tool_calls")):
             msg["content"] = ""
         tcs = m.get("tool_calls")
-        if tcs is not None and not (isinstance(tcs, list) and all(isinstance(t, dict) for t in tcs)):
-            raise ApiError(400, f"{where}: 'tool_calls' must be a list of objects", param="messages")
+        if tcs is not None and not (isinstance(tcs, list) and all(map(_valid_call, tcs))):
+            raise ApiError(400, f"{where}: 'tool_calls' must be a list of {{'function': {{'name': str, "
+                           "'arguments': str or object}}}}", param="messages")
         out.append(msg)
     return out
+
+
+def _valid_call(t: Any) -> bool:
+    fn = t.get("function") if isinstance(t, dict) else None
+    return (isinstance(fn, dict) and isinstance(fn.get("name"), str)
+            and isinstance(fn.get("arguments", ""), (str, dict)))
 
 
 def normalize_tools(body: dict) -> list[dict] | None:
@@ -198,13 +249,19 @@ def normalize_tools(body: dict) -> list[dict] | None:
     return tools
 
 
-def prompt_of_completion(body: dict) -> str | tuple[int, ...]:
+def prompt_of_completion(body: dict, n_vocab: int = 0) -> str | tuple[int, ...]:
+    """The prompt text, or its token ids (each below ``n_vocab`` when the engine reports it)."""
     p = body.get("prompt")
     if isinstance(p, list) and len(p) == 1 and isinstance(p[0], (str, list)):
         p = p[0]
     if isinstance(p, str):
         return p
+    bound = n_vocab if n_vocab > 0 else UNKNOWN_VOCAB_IDS
     if isinstance(p, list) and p and all(isinstance(t, int) and not isinstance(t, bool) and t >= 0 for t in p):
+        bad = next((t for t in p if t >= bound), None)
+        if bad is not None:
+            raise ApiError(400, f"'prompt' token id {_short(bad)} is outside the vocabulary (ids 0..{bound - 1})",
+                           param="prompt")
         return tuple(p)
     raise ApiError(400, "'prompt' must be a string or a list of token ids (one prompt per request)", param="prompt")
 

@@ -44,12 +44,25 @@ def test_malformed_json(srv):
     error_of(post(srv, CHAT, content=b"\xff\xfe"), 400)
 
 
-def test_unknown_model(srv):
+def test_any_model_name_gets_the_resident_model_and_the_answer_names_it(srv):
+    # as llama-server does: clients that insist on their own model name (aider's "openai/gpt-4o") just work
+    for path, body in ((CHAT, {"model": "gpt-4o", "messages": MSG}), ("/v1/completions", {"model": "x", "prompt": "a"})):
+        resp = post(srv, path, json=body)
+        assert resp.status_code == 200 and resp.json()["model"] == "scripted"
+    r = openai.OpenAI(base_url=srv.url + "/v1", api_key="x", max_retries=0).chat.completions.create(
+        model="nope", messages=MSG, stream=True)
+    assert {c.model for c in r} == {"scripted"}
+    error_of(post(srv, CHAT, json={"model": 7, "messages": MSG}), 400)
+
+
+def test_strict_model_refuses_unknown_names(serve):
+    srv = serve(ScriptedEngine(["a", "b"]), strict_model=True)
     err = error_of(post(srv, CHAT, json={"model": "gpt-4o", "messages": MSG}), 404)
     assert err["code"] == "model_not_found" and "gpt-4o" in err["message"]
     with pytest.raises(openai.NotFoundError):
         openai.OpenAI(base_url=srv.url + "/v1", api_key="x", max_retries=0).chat.completions.create(
             model="nope", messages=MSG)
+    assert post(srv, CHAT, json={"model": "tau", "messages": MSG}).status_code == 200
 
 
 def test_known_aliases_and_missing_model_are_accepted(srv):
