@@ -1,7 +1,7 @@
-"""``tau --plain``: a prompt-toolkit line interface on the same agent loop as the TUI.
+"""``tau --plain``: a prompt-toolkit line interface on the session layer (app.controller).
 
 History (state dir), completion of slash commands and file paths, pygments-coloured
-diffs, y/a/n approval prompts. The agent runs each turn in a thread; its approval
+diffs, y/a/n approval prompts. The session runs each turn in a thread; its approval
 requests come back to the main thread through a queue, so that only the main thread
 reads the terminal. Ctrl+C cancels a turn; a second Ctrl+C (or Ctrl+D at the prompt) quits.
 """
@@ -11,11 +11,10 @@ from __future__ import annotations
 import queue
 import sys
 import threading
-import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion, PathCompleter, WordCompleter
@@ -25,21 +24,23 @@ from pygments import highlight
 from pygments.formatters import TerminalFormatter
 from pygments.lexers import DiffLexer
 
-from app.config import Config, save_setting, state_dir
+from app.config import Config, state_dir
+from app.controller import commands, results
+from app.controller.model_session import LoadProgress, ModelSession, SessionSetup
+from app.controller.results import Problem, QuitRequested, SessionDiff, ThemeSet
+from app.controller.statsfmt import status_fields, status_line
+from app.controller.textfmt import clip_lines, first_line
+from app.controller.visible import visible_text
 from app.events import (
     AgentEvent,
     AssistantDelta,
     AssistantMessage,
-    EngineStatsEvent,
     ErrorEvent,
     Final,
     Notice,
     ToolCallEvent,
     ToolResultEvent,
 )
-from app.tui import commands
-from app.tui.statsfmt import SessionStats, status_fields, status_line
-from engine.types import CancelToken, Engine, GenStats
 from tools.permissions_types import ApprovalDecision, ApprovalRequest
 
 DIM, RED, GREEN, YELLOW, BOLD, RESET = "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[1m", "\x1b[0m"
@@ -77,48 +78,33 @@ class TauCompleter(Completer):
 
 
 class PlainUI:
+    """Renders a ModelSession on a terminal, line by line; only the main thread reads the terminal."""
+
     def __init__(
         self,
         cfg: Config,
         root: Path,
+        setup: SessionSetup,
         *,
-        engine: Engine | None = None,
-        engine_factory: Callable[[Callable[..., None]], Engine] | None = None,
-        agent_factory: Any = None,
-        resume: str | None = None,
         out: TextIO | None = None,
         session: PromptSession | None = None,
         history: History | None = None,
         color: bool = True,
-        persist: bool = True,
     ) -> None:
-        self.cfg = cfg
         self.root = root
-        self.engine = engine
-        self.engine_factory = engine_factory
-        self.agent_factory = agent_factory
-        self.resume = resume
         self.out = out or sys.stdout
         self.color = color
-        self.persist = persist
-        self.log_path = state_dir() / "plain.log"
         self.approvals: queue.Queue[tuple[ApprovalRequest, Future[ApprovalDecision]]] = queue.Queue()
-        self.stats = SessionStats()
-        self.last_stats: GenStats | None = None
-        self.ctx = (0, 0)
+        self.model = ModelSession(
+            cfg, root, setup, on_event=self.on_event, approver=self.approver, log_path=state_dir() / "plain.log"
+        )
         self._raw = ""
-        self._printed = 0
+        self._shown = ""  # the visible part of the reply streamed so far
+        self._streamed = False
         self._lock = threading.Lock()
-        try:
-            from themes import load_themes
-
-            theme_names = list(load_themes()[0])
-        except Exception:
-            theme_names = []
-        self.theme_names = theme_names
         if history is None:
             history = InMemoryHistory()
-            if persist:
+            if setup.persist:
                 try:
                     path = state_dir() / "plain_history"
                     path.parent.mkdir(parents=True, exist_ok=True)
@@ -126,8 +112,7 @@ class PlainUI:
                 except OSError:
                     pass
         self.session = session or PromptSession(history=history)
-        self.completer = TauCompleter(root, theme_names)
-        self.agent: Any = None
+        self.completer = TauCompleter(root, tuple(self.model.themes))
 
     # ---- output ------------------------------------------------------------------------
     def c(self, code: str, text: str) -> str:
@@ -138,30 +123,12 @@ class PlainUI:
             self.out.write(text + end)
             self.out.flush()
 
-    def error(self, what: str, exc: BaseException) -> None:
-        try:
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.log_path, "a", encoding="utf-8") as f:
-                f.write(f"{what}: {exc!r}\n" + "".join(traceback.format_exception(exc)) + "\n")
-            where = f"  (traceback in {self.log_path})"
-        except OSError:
-            where = ""
-        self.write(self.c(RED, f"error: {what}: {exc}{where}"))
-
     # ---- agent events (agent thread) ---------------------------------------------------
     def on_event(self, ev: AgentEvent) -> None:
         if isinstance(ev, AssistantDelta):
-            self._raw += ev.text
-            visible = self._raw.split("<tool_call>", 1)[0]
-            hold = visible.rfind("<")
-            if hold >= 0 and "<tool_call>".startswith(visible[hold:]):
-                visible = visible[:hold]
-            if len(visible) > self._printed:
-                self.write(visible[self._printed :], end="")
-                self._printed = len(visible)
+            self._stream(self._raw + ev.text)
         elif isinstance(ev, AssistantMessage):
-            if self._printed == 0 and ev.content.strip():
-                self.write(ev.content, end="")
+            self._stream(ev.content)
             self._end_stream()
         elif isinstance(ev, ToolCallEvent):
             self._end_stream()
@@ -172,18 +139,12 @@ class PlainUI:
             if ev.command is not None:
                 self.write(f"{mark} $ {ev.command}  (exit {ev.exit_code})")
                 if ev.output.strip():
-                    self.write(_clip(ev.output))
+                    self.write(clip_lines(ev.output, 40))
             elif ev.diff:
                 self.write(f"{mark} {ev.name}")
                 self.write(color_diff(ev.diff, self.color))
             else:
-                first = ev.output.strip().splitlines()[:1]
-                self.write(f"{mark} {ev.name} {first[0][:120] if first else ''}".rstrip())
-        elif isinstance(ev, EngineStatsEvent):
-            if ev.final:
-                self.stats.add(ev.stats)
-                self.last_stats = ev.stats
-                self.ctx = (ev.context_tokens, ev.context_limit)
+                self.write(f"{mark} {ev.name} {first_line(ev.output)[:120]}".rstrip())
         elif isinstance(ev, ErrorEvent):
             self._end_stream()
             self.write(self.c(RED, f"error: {ev.message}"))
@@ -193,11 +154,21 @@ class PlainUI:
         elif isinstance(ev, Final):
             self._end_stream()
 
+    def _stream(self, raw: str) -> None:
+        """Print what became visible; text that visible_text may still take back waits."""
+        self._raw = raw
+        visible = visible_text(raw)
+        if visible.startswith(self._shown) and len(visible) > len(self._shown):
+            self.write(visible[len(self._shown) :], end="")
+            self._shown = visible
+            self._streamed = True
+
     def _end_stream(self) -> None:
-        if self._printed or self._raw.split("<tool_call>", 1)[0].strip():
+        if self._streamed:
             self.write()
         self._raw = ""
-        self._printed = 0
+        self._shown = ""
+        self._streamed = False
 
     def approver(self, request: ApprovalRequest) -> ApprovalDecision:
         """Called on the agent's thread: hand the question to the main thread and wait."""
@@ -225,131 +196,79 @@ class PlainUI:
 
     # ---- main loop -------------------------------------------------------------------------
     def start(self) -> bool:
-        try:
-            if self.engine is None:
-                self.write(self.c(DIM, "loading model…"))
-                factory = self.engine_factory
-                if factory is None:
-                    from app.engine_factory import open_engine
+        if self.model.engine is None:
+            self.write(self.c(DIM, "loading model…"))
+        shown = [-1]
 
-                    def factory(notify: Callable[..., None]) -> Engine:
-                        last = [-1]
+        def progress(p: LoadProgress) -> None:
+            if p.fraction is None:
+                self.write(self.c(DIM, p.text))
+                return
+            pct = int(p.fraction * 100)
+            if pct // 10 != shown[0] // 10:  # one line per 10%
+                shown[0] = pct
+                self.write(self.c(DIM, f"{p.text} {pct}%"))
 
-                        def progress(message: str, fraction: float) -> None:
-                            pct = int(fraction * 100)
-                            if pct // 10 != last[0] // 10:  # one line per 10%
-                                last[0] = pct
-                                notify(f"{message} {pct}%")
-
-                        return open_engine(self.cfg, notify=notify, progress=progress)
-
-                def notify(*args: Any, **_kw: Any) -> None:
-                    text = " ".join(str(a) for a in args)
-                    if text:
-                        self.write(self.c(DIM, text))
-
-                self.engine = factory(notify)
-            make = self.agent_factory
-            if make is None:
-                from app.tui.runtime import default_agent_factory as make
-            self.agent = make(self.engine, self.root, self.cfg, self.approver, self.on_event, self.resume)
-        except Exception as e:
-            self.error("could not start the model", e)
+        problem = self.model.open(progress)
+        if problem is not None:
+            self.write(self.c(RED, "error: " + problem.message))
             return False
-        info = self.engine.info
+        engine = self.model.engine
+        assert engine is not None
+        info = engine.info
         draft = f" + {info.draft_name}" if info.draft_name else ""
-        self.write(self.c(BOLD, f"τ tau  {self.root.name}  {info.name}{draft}  mode {self.agent.mode}"))
+        self.write(self.c(BOLD, f"τ tau  {self.root.name}  {info.name}{draft}  mode {self.model.mode}"))
         self.write(self.c(DIM, "/help for commands · ctrl+c cancels · ctrl+d quits"))
         return True
 
     def run_turn(self, text: str) -> Final:
-        cancel = CancelToken()
-        self.stats.start_turn(text)
-        box: dict[str, Any] = {}
-
-        def work() -> None:
-            try:
-                box["final"] = self.agent.run_turn(text, cancel)
-            except Exception as e:
-                box["error"] = e
-
-        t = threading.Thread(target=work, name="tau-turn", daemon=True)
-        t.start()
+        turn = self.model.start_turn(text)
         interrupted = False
-        while t.is_alive():
+        while not turn.done.is_set():
             try:
                 try:
                     req, fut = self.approvals.get(timeout=0.05)
                 except queue.Empty:
                     continue
-                fut.set_result(ApprovalDecision(False, note="cancelled") if cancel.cancelled else self.ask(req))
+                fut.set_result(self.ask(req))
             except (KeyboardInterrupt, EOFError):
                 if interrupted:
                     raise KeyboardInterrupt from None
                 interrupted = True
-                cancel.cancel()
+                self.model.cancel()
                 self.write(self.c(YELLOW, "\ncancelling… (ctrl+c again quits)"))
                 while not self.approvals.empty():
                     _req, fut = self.approvals.get_nowait()
                     fut.set_result(ApprovalDecision(False, note="cancelled by the user"))
-        t.join()
-        if "error" in box:
-            self.error("the turn failed", box["error"])
-            return Final("failed", str(box["error"]))
-        final: Final = box["final"]
-        if self.last_stats is not None:
-            fields = status_fields(self.last_stats, context_tokens=self.ctx[0], context_limit=self.ctx[1])
+        outcome = turn.outcome
+        assert outcome is not None
+        if outcome.error:
+            self.write(self.c(RED, "error: " + outcome.error))
+            return outcome.final
+        if self.model.last_stats is not None:
+            ctx_tokens, ctx_limit = self.model.context
+            fields = status_fields(self.model.last_stats, context_tokens=ctx_tokens, context_limit=ctx_limit)
             self.write(self.c(DIM, status_line(fields)))
+        final = outcome.final
         if final.status != "done":
             self.write(self.c(YELLOW if final.status == "cancelled" else RED, f"[{final.status}] {final.message}".rstrip()))
         return final
 
     def command(self, name: str, arg: str) -> bool:
-        """Run a slash command; False means quit."""
-        full = commands.resolve(name)
-        agent = self.agent
-        if full is None:
-            self.write(f"unknown command /{name}; /help lists them")
-        elif full == "quit":
+        """Run a slash command and print its result; False means quit."""
+        result = self.model.command(name, arg)
+        if isinstance(result, QuitRequested):
             return False
-        elif full == "help":
-            self.write(commands.help_text())
-        elif full == "undo":
-            files = agent.undo()
-            self.write("restored " + ", ".join(files) if files else "nothing to undo")
-        elif full == "diff":
-            d = agent.diff()
-            self.write(color_diff(d, self.color) if d.strip() else "no changes")
-        elif full == "clear":
-            agent.clear()
-            self.write("conversation cleared")
-        elif full == "compact":
-            agent.compact()
-        elif full == "model":
-            info = self.engine.info if self.engine is not None else None
-            if info is not None:
-                self.write(f"{info.name} ({info.quant}, ctx {info.n_ctx})  draft: {info.draft_name or 'none'}")
-        elif full == "mode":
-            if arg and arg not in commands.MODES:
-                self.write("modes: " + ", ".join(commands.MODES))
-            else:
-                if arg:
-                    agent.mode = arg
-                self.write(f"mode: {agent.mode}")
-        elif full == "stats":
-            self.write(self.stats.report())
-        elif full == "sessions":
-            from app.session import list_sessions
-
-            for s in list_sessions()[:30]:
-                self.write(f"{s.id}  {s.title}")
-        elif full == "theme":
-            if arg in self.theme_names:
-                if self.persist:
-                    save_setting("theme", arg)
-                self.write(f"theme: {arg} (used by the full-screen TUI)")
-            else:
-                self.write("themes: " + ", ".join(self.theme_names))
+        if isinstance(result, SessionDiff) and result.diff.strip():
+            self.write(color_diff(result.diff, self.color))
+        elif isinstance(result, ThemeSet):
+            self.write(f"{results.text(result)} (used by the full-screen TUI)")
+            if result.save_error:
+                self.write(self.c(RED, "error: " + result.save_error))
+        elif isinstance(result, Problem):
+            self.write(self.c(RED if result.severity == "error" else YELLOW, result.message))
+        else:
+            self.write(results.text(result))
         return True
 
     def loop(self) -> int:
@@ -376,23 +295,12 @@ class PlainUI:
             except KeyboardInterrupt:
                 return 130
             except Exception as e:
-                self.error("command failed", e)
-
-
-def _clip(text: str, limit: int = 40) -> str:
-    lines = text.rstrip("\n").splitlines()
-    if len(lines) > limit:
-        lines = lines[:limit] + [f"… {len(lines) - limit} more lines"]
-    return "\n".join(lines)
+                self.write(self.c(RED, "error: " + self.model.errors.exception("command failed", e)))
 
 
 def run(cfg: Config, *, root: Path, resume: str | None = None) -> int:
-    ui = PlainUI(cfg, root, resume=resume)
+    ui = PlainUI(cfg, root, SessionSetup(resume=resume))
     try:
         return ui.loop()
     finally:
-        if ui.engine is not None:
-            try:
-                ui.engine.close()
-            except Exception:
-                pass
+        ui.model.close()

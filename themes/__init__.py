@@ -3,8 +3,9 @@
 Each theme is a TOML file: ``name``, ``dark`` and colours (``primary``, ``secondary``,
 ``accent``, ``foreground``, ``background``, ``surface``, ``panel``, ``success``,
 ``warning``, ``error``), plus an optional ``[variables]`` table of extra Textual CSS
-variables. The built-in themes live next to this module; user themes are read from
-``config_dir()/themes/*.toml`` and may override a built-in theme of the same name.
+variables. The built-in themes live next to this module; user themes are read from a
+directory the caller names (the app's is ``<config dir>/themes``) and may override a
+built-in theme of the same name.
 
 This module is plain data: it does not import Textual (``app.tui.theme`` turns a
 :class:`ThemeSpec` into a ``textual.theme.Theme``).
@@ -101,19 +102,12 @@ def builtin_themes() -> dict[str, ThemeSpec]:
     return out
 
 
-def user_theme_dir() -> Path:
-    from app.config import config_dir
-
-    return config_dir() / "themes"
-
-
 def load_themes(user_dir: Path | None = None) -> tuple[dict[str, ThemeSpec], list[str]]:
-    """All themes (built-in, then user themes overriding by name) and the errors of bad user files."""
+    """All themes (built-in, then those of ``user_dir`` overriding by name) and the errors of bad user files."""
     themes = builtin_themes()
     errors: list[str] = []
-    udir = user_dir if user_dir is not None else user_theme_dir()
-    if udir.is_dir():
-        for path in sorted(udir.glob("*.toml")):
+    if user_dir is not None and user_dir.is_dir():
+        for path in sorted(user_dir.glob("*.toml")):
             try:
                 spec = load_theme_file(path)
             except ThemeError as e:
@@ -132,5 +126,4 @@ __all__ = [
     "load_theme_file",
     "load_themes",
     "parse_theme",
-    "user_theme_dir",
 ]

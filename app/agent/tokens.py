@@ -12,7 +12,12 @@ import math
 import os
 import tempfile
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
+
+from engine.types import Engine
+
+if TYPE_CHECKING:
+    import tiktoken
 
 _CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
 
@@ -27,7 +32,7 @@ def _tiktoken_cached() -> bool:
 
 
 @functools.lru_cache(maxsize=1)
-def _encoding() -> Any | None:
+def _encoding() -> tiktoken.Encoding | None:
     if not _tiktoken_cached():
         return None
     try:
@@ -46,14 +51,12 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / 3.5)
 
 
-def counter_for(engine: Any) -> Callable[[str], int]:
+def counter_for(engine: Engine) -> Callable[[str], int]:
     """The engine's ``count_tokens`` when it works, else ``estimate_tokens``."""
-    fn = getattr(engine, "count_tokens", None)
-    if fn is None:
-        return estimate_tokens
     try:
+        fn = engine.count_tokens
         fn("probe")
-    except Exception:
+    except Exception:  # an engine without a tokenizer
         return estimate_tokens
 
     def count(text: str) -> int:

@@ -34,14 +34,5 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
     try:
         code = app.run()
     finally:
-        close_quietly(app.engine)
+        app.session.close()
     return int(code or 0)
-
-
-def close_quietly(engine: object) -> None:
-    close = getattr(engine, "close", None)
-    if close is not None:
-        try:
-            close()
-        except Exception:
-            pass

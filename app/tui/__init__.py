@@ -1,8 +1,8 @@
 """tau's full-screen terminal UI (Textual). The only package in tau that imports ``textual``.
 
-``create_app`` is the app factory shared by the CLI and the tests. The package itself is
-imported lazily so that ``app.tui.statsfmt`` / ``app.tui.commands`` (plain Python, used by
-the ``--plain`` interface too) do not pull Textual in.
+It renders the session layer (app.controller) and forwards to it. ``create_app`` is the
+app factory shared by the CLI and the tests; it is imported lazily, so that importing the
+package (``tau --help``) does not load Textual.
 """
 
 from __future__ import annotations

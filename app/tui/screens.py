@@ -11,8 +11,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from app.tui.statsfmt import SessionStats, StatusField, drafter_shares, plot_rows
-from app.tui.widgets import clip_lines, diff_renderable, theme_color
+from app.controller.statsfmt import SessionStats, StatusField, drafter_shares, plot_rows
+from app.controller.textfmt import clip_lines
+from app.tui.widgets import diff_renderable, theme_color
 from tools.permissions_types import ApprovalDecision, ApprovalRequest
 
 

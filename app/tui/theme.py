@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Iterable
 
 from textual.theme import Theme
 
-from themes import ThemeSpec, load_themes
+from themes import ThemeSpec
 
 
 def to_textual(spec: ThemeSpec) -> Theme:
@@ -27,6 +27,5 @@ def to_textual(spec: ThemeSpec) -> Theme:
     )
 
 
-def textual_themes(user_dir: Path | None = None) -> tuple[list[Theme], list[str]]:
-    specs, errors = load_themes(user_dir)
-    return [to_textual(s) for s in specs.values()], errors
+def textual_themes(specs: Iterable[ThemeSpec]) -> list[Theme]:
+    return [to_textual(s) for s in specs]

@@ -7,9 +7,8 @@ import threading
 import pytest
 from agent_helpers import call
 
-from app.cli import edit as edit_cli
-from app.cli import run as run_cli
 from app.cli.main import main
+from app.controller import opening
 from engine.scripted import ScriptedEngine
 
 FIX_ADD = """calc.py
@@ -32,8 +31,7 @@ def engines(monkeypatch):
         made.append(eng)
         return eng
 
-    monkeypatch.setattr(edit_cli, "engine_factory", factory)
-    monkeypatch.setattr(run_cli, "engine_factory", factory)
+    monkeypatch.setattr(opening, "override", factory)
     return queue, made
 
 
@@ -52,7 +50,8 @@ def test_edit_yes_applies_and_prints_diff(in_repo, engines, capsys):
     assert "-    return a - b\n+    return a + b" in out.out and "\x1b[" not in out.out  # plain: not a tty
     eng = made[0]
     assert eng.contexts["file:calc.py"].startswith("def add(a, b):\n    return a - b")
-    assert "<<<<<<< SEARCH" in eng.prompts[0] and "make add() add" in eng.prompts[0]
+    # a small file is rewritten whole (app.agent.editformat); a SEARCH/REPLACE answer still applies
+    assert "complete new content" in eng.prompts[0] and "make add() add" in eng.prompts[0]
     assert "return a - b" in eng.prompts[0] and eng.requests[0].sampling.temperature == 0.0
     assert eng.closed
 

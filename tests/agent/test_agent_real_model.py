@@ -4,10 +4,9 @@ import json
 
 import pytest
 
-from app.cli import edit as edit_cli
-from app.cli import run as run_cli
 from app.cli.main import main
 from app.config import Config
+from app.controller import opening
 
 pytestmark = [pytest.mark.real_model, pytest.mark.timeout(900)]
 
@@ -27,7 +26,7 @@ class Shared:
 
 @pytest.fixture(scope="module")
 def engine():
-    from app.engine_factory import open_engine
+    from app.engines.factory import open_engine
 
     # Greedy, and a fixed window limit: with the default limit (24) the answer of
     # test_run_reads_a_file_and_answers flips at a near-tie that batched verify passes round
@@ -39,8 +38,7 @@ def engine():
 
 @pytest.fixture
 def use_engine(engine, monkeypatch):
-    monkeypatch.setattr(edit_cli, "engine_factory", lambda cfg, notify: Shared(engine))
-    monkeypatch.setattr(run_cli, "engine_factory", lambda cfg, notify: Shared(engine))
+    monkeypatch.setattr(opening, "override", lambda cfg, notify: Shared(engine))
     monkeypatch.setenv("TAU_TEMPERATURE", "0")
     return engine
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from app.agent import Agent
 from app.config import Config
+from app.engines.remote import RemoteEngine
 from app.events import AssistantDelta, EngineStatsEvent, SessionStarted, event_to_dict
-from app.remote_engine import RemoteEngine
 from engine.scripted import ScriptedEngine
 from tools.permissions_types import approve_all
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from app import announce
-from app import engine_factory as factory
 from app.config import Config, runtime_dir
-from app.remote_engine import RemoteEngine
+from app.engines import factory
+from app.engines.remote import RemoteEngine
 from engine.scripted import ScriptedEngine
 from engine.types import GenerateRequest, generate
 
@@ -127,7 +127,7 @@ def test_open_engine_endpoint(serve):
 
 FAKE_SERVE = """
 import sys
-import app.engine_factory as f
+import app.engines.factory as f
 from engine.scripted import ScriptedEngine
 f.open_engine = lambda *a, **k: ScriptedEngine(["hello from tau serve"] * 5, name="fake-model")
 from app.cli.main import main

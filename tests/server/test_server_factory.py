@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from app import engine_factory as factory
 from app.config import Config
+from app.engines import factory
 
 
 def test_engine_config_maps_the_app_config(tmp_path):

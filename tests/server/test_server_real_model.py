@@ -11,8 +11,8 @@ import openai
 import pytest
 
 from app.config import Config
-from app.engine_factory import open_engine
-from app.remote_engine import RemoteEngine
+from app.engines.factory import open_engine
+from app.engines.remote import RemoteEngine
 from app.server import ServerThread, create_app
 from engine.types import GenerateRequest, SamplingParams, generate
 

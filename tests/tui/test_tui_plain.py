@@ -15,6 +15,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from tui_helpers import make_config, tool_call
 
+from app.controller.model_session import SessionSetup
 from app.plain import PlainUI, TauCompleter, color_diff
 from engine.scripted import ScriptedEngine
 
@@ -28,7 +29,8 @@ def pipe() -> Iterator:
 def plain(repo: Path, engine: ScriptedEngine, pipe, **cfg: object) -> tuple[PlainUI, io.StringIO]:
     out = io.StringIO()
     session: PromptSession = PromptSession(input=pipe, output=DummyOutput(), history=InMemoryHistory())
-    ui = PlainUI(make_config(**cfg), repo, engine=engine, out=out, session=session, color=False, persist=False)
+    setup = SessionSetup(engine=engine, persist=False)
+    ui = PlainUI(make_config(**cfg), repo, setup, out=out, session=session, color=False)
     return ui, out
 
 

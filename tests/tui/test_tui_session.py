@@ -10,8 +10,9 @@ import pytest
 from tui_helpers import FrozenEngine, make_config, tool_call
 
 from app.tui.app import TauApp, create_app
+from app.tui.cards import ToolCard
 from app.tui.screens import ApprovalScreen
-from app.tui.widgets import AssistantView, NoticeLine, ToolCard, UserMessage
+from app.tui.widgets import AssistantView, NoticeLine, UserMessage
 from engine.scripted import ScriptedEngine
 
 pytestmark = pytest.mark.asyncio
@@ -71,7 +72,7 @@ async def test_request_and_approved_edit_with_diff_card(repo: Path) -> None:
         assert views[-1].shown.startswith("Done: `greet()` now returns")
         assert app.last_final is not None and app.last_final.status == "done"
         # stats of both generations were recorded for /stats
-        assert app.session_stats.totals().generations == 2
+        assert app.session.stats.totals().generations == 2
         assert "tok/s" in str(app.status.render())
 
 
@@ -86,7 +87,7 @@ async def test_undo_restores_the_file_and_diff_shows_changes(repo: Path) -> None
         await until(pilot, lambda: app.last_final is not None)
         assert "'bye'" in (repo / "a.py").read_text()
         await send(pilot, "/diff")
-        from app.tui.widgets import DiffCard
+        from app.tui.cards import DiffCard
 
         await until(pilot, lambda: bool(app.query(DiffCard)))
         assert "'bye'" in app.query_one(DiffCard)._diff
@@ -139,7 +140,7 @@ async def test_ctrl_c_cancels_generation_then_twice_quits(repo: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.agent is not None)
         await send(pilot, "write a lot")
-        await until(pilot, lambda: app._current is not None and len(app._current.raw) > 20)
+        await until(pilot, lambda: app.transcript.current is not None and len(app.transcript.current.raw) > 20)
         assert app.status.live.state == "generating"
         await pilot.press("ctrl+c")
         await until(pilot, lambda: not app.generating)
@@ -162,8 +163,8 @@ async def test_ctrl_c_cancels_generation_then_twice_quits(repo: Path) -> None:
 
 async def test_slash_commands_mode_theme_help_and_completion(repo: Path) -> None:
     from app.config import load_config
+    from app.tui.prompt import PromptArea, Suggestions
     from app.tui.screens import TextScreen
-    from app.tui.widgets import PromptArea, Suggestions
 
     app = create_app(make_config(), root=repo, engine=ScriptedEngine([]))  # persists settings
     async with app.run_test(size=SIZE) as pilot:
@@ -200,13 +201,18 @@ async def test_slash_commands_mode_theme_help_and_completion(repo: Path) -> None
         assert area.text == "a\nb"
 
 
-async def test_engine_failure_is_a_readable_message_with_a_logged_traceback(repo: Path, tmp_path: Path) -> None:
-    def broken(notify):
-        notify("reading weights", 0.5)
+async def test_engine_failure_is_a_readable_message_with_a_logged_traceback(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.controller import opening
+
+    def broken(cfg, notify):
+        notify("reading weights")
         raise FileNotFoundError("model file missing.gguf")
 
+    monkeypatch.setattr(opening, "override", broken)
     log = tmp_path / "tui.log"
-    app = create_app(make_config(), root=repo, engine_factory=broken, log_path=log, persist=False)
+    app = create_app(make_config(), root=repo, log_path=log, persist=False)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.status.live.state == "error")
         msgs = notices(app)
@@ -230,7 +236,7 @@ async def test_stats_panel_and_stream_with_frozen_stats(repo: Path) -> None:
         assert "ceiling 40%" in bar and "qwen2.5-coder-1.5b + qwen2.5-coder-0.5b" in bar
         await pilot.press("f2")
         await until(pilot, lambda: isinstance(app.screen, StatsScreen))
-        assert app.session_stats.totals().completion_tokens == 96
+        assert app.session.stats.totals().completion_tokens == 96
         await pilot.press("escape")
 
 

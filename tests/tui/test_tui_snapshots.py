@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from tui_helpers import FrozenEngine, make_config, tool_call
 
+from app.controller.statsfmt import SessionStats
 from app.tui.app import TauApp, create_app
 from app.tui.screens import ApprovalScreen, StatsScreen
-from app.tui.statsfmt import SessionStats
 from engine.types import GenStats
 
 THEMES = ["tau-dark", "tau-light", "tau-high-contrast"]
@@ -66,7 +66,7 @@ def test_main_screen_during_generation(snap_compare, repo: Path, theme: str) -> 
         app.query_one("#prompt").load_text("now explain the change")
         await pilot.press("enter")
         await wait_for(pilot, engine.paused.is_set)
-        await wait_for(pilot, lambda: app._current is not None and app._current.raw == REPLY[: paused_at * 4])
+        await wait_for(pilot, lambda: app.transcript.current is not None and app.transcript.current.raw == REPLY[: paused_at * 4])
         await settle(pilot)
         assert app.status.live.state == "generating"
 
@@ -121,7 +121,7 @@ def test_stats_panel(snap_compare, repo: Path, theme: str) -> None:
 
     async def run_before(pilot) -> None:
         await wait_for(pilot, lambda: app.agent is not None)
-        app.session_stats = session_history()
+        app.session.stats = session_history()
         await pilot.press("f2")
         await wait_for(pilot, lambda: isinstance(app.screen, StatsScreen))
         await pilot.pause()

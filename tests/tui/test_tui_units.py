@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from app.tui import commands
-from app.tui.statsfmt import (
+from app.controller import commands
+from app.controller.statsfmt import (
     SessionStats,
     bars,
     drafter_shares,
@@ -50,8 +50,8 @@ def test_user_theme_registers_in_the_app(tmp_path: Path) -> None:
     from app.tui.theme import textual_themes
 
     (tmp_path / "ocean.toml").write_text('name = "ocean"\nprimary = "#00AAFF"\ndark = false\n')
-    themes, errors = textual_themes(tmp_path)
-    ocean = [t for t in themes if t.name == "ocean"][0]
+    specs, errors = load_themes(tmp_path)
+    ocean = [t for t in textual_themes(specs.values()) if t.name == "ocean"][0]
     assert ocean.primary == "#00AAFF" and ocean.dark is False and not errors
 
 
@@ -133,7 +133,7 @@ def test_interactive_entry_dispatches_plain_and_needs_a_terminal(
 
 
 def test_streamed_text_hides_tool_call_markup() -> None:
-    from app.tui.widgets import visible_assistant_text as vis
+    from app.controller.visible import visible_text as vis
 
     assert vis('Editing.\n<tool_call>\n{"name": "edit_file", "arguments": {}}\n</tool_call>') == "Editing."
     assert vis('Editing.\n<tool_call>\n{"name": "edit_fi') == "Editing."

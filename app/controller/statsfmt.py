@@ -1,12 +1,12 @@
 """Formatting of the engine's live statistics: unicode bar charts, sparklines, status fields and
-session totals. Plain Python (no Textual), shared by the TUI and the ``--plain`` interface."""
+session totals. Plain Python, shared by the session layer and every front end."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from engine.types import GenStats
+from engine.types import GenStats, ceiling_fraction, tau
 
 BLOCKS = "▁▂▃▄▅▆▇█"
 
@@ -109,6 +109,7 @@ class TurnTotals:
     decode_s: float = 0.0
     wall_s: float = 0.0
     verify_passes: int = 0
+    emitted_tokens: int = 0  # tau's numerator (engine.types.tau)
     drafted: dict[str, int] = field(default_factory=dict)
     accepted: dict[str, int] = field(default_factory=dict)
 
@@ -119,6 +120,7 @@ class TurnTotals:
         self.decode_s += s.decode_s
         self.wall_s += s.wall_s
         self.verify_passes += s.verify_passes
+        self.emitted_tokens += s.emitted
         for k, v in s.drafted.items():
             self.drafted[k] = self.drafted.get(k, 0) + v
         for k, v in s.accepted.items():
@@ -134,7 +136,7 @@ class TurnTotals:
 
     @property
     def tau(self) -> float:
-        return self.completion_tokens / self.verify_passes if self.verify_passes else 0.0
+        return tau(self.emitted_tokens, self.verify_passes)
 
 
 @dataclass
@@ -167,6 +169,7 @@ class SessionStats:
             tot.decode_s += t.decode_s
             tot.wall_s += t.wall_s
             tot.verify_passes += t.verify_passes
+            tot.emitted_tokens += t.emitted_tokens
             for k, v in t.drafted.items():
                 tot.drafted[k] = tot.drafted.get(k, 0) + v
             for k, v in t.accepted.items():
@@ -181,7 +184,7 @@ class SessionStats:
             f"turns {len(turns)}   generations {tot.generations}   "
             f"prompt tokens {human_tokens(tot.prompt_tokens)}   completion tokens {human_tokens(tot.completion_tokens)}",
             f"decode {tot.decode_tok_s:.1f} tok/s   wall {tot.wall_tok_s:.1f} tok/s   τ {tot.tau:.2f}"
-            + (f"   ceiling {tot.decode_tok_s / self.ceiling_tok_s:.0%} of {self.ceiling_tok_s:.0f} tok/s" if self.ceiling_tok_s > 0 else ""),
+            + (f"   ceiling {ceiling_fraction(tot.decode_tok_s, self.ceiling_tok_s):.0%} of {self.ceiling_tok_s:.0f} tok/s" if self.ceiling_tok_s > 0 else ""),
         ]
         drafted = sum(tot.drafted.values())
         if drafted:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 
+import app.wire  # noqa: F401  (importing it gives the engine each model family's renderer)
 from app import announce
 from app.config import Config, state_dir
 from engine.config import EngineConfig
@@ -103,6 +104,7 @@ def engine_config(cfg: Config, progress: Progress | None = None) -> EngineConfig
         memory_bandwidth_gbs=cfg.memory_bandwidth_gbs,
         cache_dir=str(cache_dir()),
         log_path=str(state_dir() / "llama.log"),
+        calibrate=True,  # settings left on auto are measured once per model and machine
     )
 
 
@@ -160,7 +162,7 @@ def open_engine(
     progress: Progress | None = None,
 ) -> Engine:
     """The engine for cfg: endpoint, attached ``tau serve``, or LocalEngine (see module doc)."""
-    from app.remote_engine import RemoteEngine, RemoteEngineError
+    from app.engines.remote import RemoteEngine, RemoteEngineError
 
     say = notify or (lambda _msg: None)
     if cfg.endpoint:

@@ -11,15 +11,13 @@ Against a foreign endpoint (llama-server, vLLM, Ollama, OpenAI, ...) it uses
 ``chat_prompt`` rendered are remembered and sent as they were (with ``tools``); a prompt
 it did not render is parsed back from ChatML, and a prompt that is not ChatML goes to
 ``/v1/completions`` as is. Structured ``tool_calls`` in the answer are turned back into
-``<tool_call>{json}</tool_call>`` text, the form the agent loop parses. Server speed
+text in the model family's call form (app.wire), the form the agent loop parses. Server speed
 figures (``usage``, llama-server's ``timings``) go into GenStats where the server gives them.
 """
 
 from __future__ import annotations
 
 import json
-import re
-import socket
 import threading
 import time
 from collections import OrderedDict
@@ -28,7 +26,16 @@ from typing import Any
 
 import httpx
 
-from engine.chat_template import render_chatml
+from app.engines.remote_wire import (
+    CancelWatch,
+    client_stats,
+    error_text,
+    parse_chatml,
+    root_of,
+    stats_from_dict,
+)
+from app.wire import wire_for
+from engine.chat_template import chat_prompt as render_prompt
 from engine.types import (
     CancelToken,
     DoneEvent,
@@ -40,112 +47,11 @@ from engine.types import (
     TokenEvent,
 )
 
-_CHATML = re.compile(r"<\|im_start\|>(\w+)\n(.*?)<\|im_end\|>\n?", re.S)
-_GEN_PROMPT = "<|im_start|>assistant\n"
 STATS_EVERY_S = 0.25
 
 
 class RemoteEngineError(RuntimeError):
     """The endpoint cannot be used (unreachable, refused the key, no model); one line."""
-
-
-def _root_of(url: str) -> str:
-    url = url.strip().rstrip("/")
-    if not re.match(r"^https?://", url):
-        url = "http://" + url
-    for suffix in ("/chat/completions", "/completions", "/v1"):
-        if url.endswith(suffix):
-            url = url[: -len(suffix)]
-    return url.rstrip("/")
-
-
-def _error_text(resp: httpx.Response) -> str:
-    try:
-        data = resp.json()
-        err = data.get("error", data) if isinstance(data, dict) else data
-        msg = err.get("message") if isinstance(err, dict) else err
-        return f"HTTP {resp.status_code}: {msg}"
-    except Exception:
-        return f"HTTP {resp.status_code}: {resp.text[:200].strip()}"
-
-
-def stats_from_dict(d: dict) -> GenStats:
-    """GenStats from ``GenStats.to_dict()`` output (derived rates are recomputed)."""
-
-    def num(k: str, cast: type = float) -> Any:
-        v = d.get(k, 0)
-        try:
-            return cast(v)
-        except (TypeError, ValueError):
-            return cast(0)
-
-    return GenStats(
-        prompt_tokens=num("prompt_tokens", int),
-        reused_tokens=num("reused_tokens", int),
-        completion_tokens=num("completion_tokens", int),
-        prefill_s=num("prefill_s"),
-        decode_s=num("decode_s"),
-        wall_s=num("wall_s"),
-        verify_passes=num("verify_passes", int),
-        drafted={str(k): int(v) for k, v in (d.get("drafted") or {}).items()},
-        accepted={str(k): int(v) for k, v in (d.get("accepted") or {}).items()},
-        accept_by_pos=tuple(float(x) for x in (d.get("accept_by_pos") or ())),
-        ceiling_tok_s=num("ceiling_tok_s"),
-        near_tie_divergences=num("near_tie_divergences", int),
-    )
-
-
-def parse_chatml(prompt: str) -> list[dict] | None:
-    """Messages back from a ChatML prompt that ends with the assistant generation prompt."""
-    if not prompt.endswith(_GEN_PROMPT):
-        return None
-    body = prompt[: -len(_GEN_PROMPT)]
-    msgs: list[dict] = []
-    pos = 0
-    for m in _CHATML.finditer(body):
-        if body[pos : m.start()].strip():
-            return None
-        role, content = m.group(1), m.group(2)
-        if role == "user" and content.startswith("<tool_response>\n") and content.endswith("\n</tool_response>"):
-            msgs.append({"role": "tool", "content": content[len("<tool_response>\n") : -len("\n</tool_response>")]})
-        else:
-            msgs.append({"role": role, "content": content})
-        pos = m.end()
-    if body[pos:].strip() or not msgs:
-        return None
-    return msgs
-
-
-class _CancelWatch:
-    """Shuts the response's socket down when ``cancel`` fires, so a blocked read returns at once."""
-
-    def __init__(self, cancel: CancelToken | None) -> None:
-        self.cancel = cancel
-        self.sock: socket.socket | None = None
-        self.stop = threading.Event()
-        self.thread: threading.Thread | None = None
-
-    def attach(self, resp: httpx.Response) -> None:
-        if self.cancel is None:
-            return
-        stream = resp.extensions.get("network_stream")
-        self.sock = stream.get_extra_info("socket") if stream is not None else None
-        self.thread = threading.Thread(target=self._run, name="tau-remote-cancel", daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        assert self.cancel is not None
-        while not self.stop.wait(0.05):
-            if self.cancel.cancelled:
-                if self.sock is not None:
-                    try:
-                        self.sock.shutdown(socket.SHUT_RDWR)
-                    except OSError:
-                        pass
-                return
-
-    def close(self) -> None:
-        self.stop.set()
 
 
 class RemoteEngine:
@@ -162,7 +68,7 @@ class RemoteEngine:
         n_ctx: int = 16384,
         pid: int | None = None,
     ) -> None:
-        self.root = _root_of(base_url)
+        self.root = root_of(base_url)
         self.api_key = api_key or None
         self.timeout = timeout
         self.pid = pid
@@ -187,7 +93,7 @@ class RemoteEngine:
         except httpx.HTTPError as e:
             raise RemoteEngineError(f"cannot reach {self.root}: {e}") from None
         if resp.status_code in (401, 403):
-            raise RemoteEngineError(f"{self.root} refused the API key ({_error_text(resp)})")
+            raise RemoteEngineError(f"{self.root} refused the API key ({error_text(resp)})")
         return resp
 
     def _probe_kind(self) -> str:
@@ -208,10 +114,11 @@ class RemoteEngine:
                 name=model or d.get("model_id") or d.get("name", "tau"), path=d.get("path", ""), n_ctx=int(d["n_ctx"]),
                 arch=d.get("arch", ""), quant=d.get("quant", ""), size_bytes=int(d.get("size_bytes") or 0),
                 draft_name=d.get("draft_name"), backend=f"{d.get('backend') or 'llama.cpp'} via tau serve at {self.root}",
+                family=str(d.get("family") or ""),
             )
         resp = self._get("/v1/models")
         if resp.status_code != 200:
-            raise RemoteEngineError(f"{self.root}/v1/models answered {_error_text(resp)}")
+            raise RemoteEngineError(f"{self.root}/v1/models answered {error_text(resp)}")
         try:
             data = [m for m in resp.json().get("data", []) if isinstance(m, dict) and m.get("id")]
         except (ValueError, AttributeError):
@@ -232,7 +139,8 @@ class RemoteEngine:
             except Exception:
                 ctx = None
         return ModelInfo(name=str(entry["id"]), path=self.root, n_ctx=int(ctx or n_ctx),
-                         backend=f"openai-compatible endpoint {self.root}")
+                         backend=f"openai-compatible endpoint {self.root}",
+                         arch=str(meta.get("arch") or ""), family=str(meta.get("family") or ""))
 
     # -- Engine protocol -----------------------------------------------------------------
     @property
@@ -278,7 +186,7 @@ class RemoteEngine:
                 return str(r.json()["prompt"])
             except Exception:
                 pass
-        prompt = render_chatml(messages, tools, add_generation_prompt)
+        prompt = render_prompt(self._info, None, messages, tools, add_generation_prompt)  # its family's format
         if self.kind != "tau" and add_generation_prompt:
             with self._lock:
                 self._rendered[prompt] = ([dict(m) for m in messages], list(tools) if tools else None)
@@ -347,7 +255,7 @@ class RemoteEngine:
         error: str | None = None
         last_stats = t0
         n_chunks = 0
-        watch = _CancelWatch(cancel)
+        watch = CancelWatch(cancel)
         try:
             if cancel is not None and cancel.cancelled:
                 raise _Cancelled
@@ -355,7 +263,7 @@ class RemoteEngine:
                                    timeout=httpx.Timeout(self.timeout, read=900.0)) as resp:
                 if resp.status_code != 200:
                     resp.read()
-                    error = _error_text(resp)
+                    error = error_text(resp)
                 else:
                     watch.attach(resp)
                     for line in resp.iter_lines():
@@ -406,7 +314,7 @@ class RemoteEngine:
                         now = time.perf_counter()
                         if server_stats is None and first is not None and now - last_stats > STATS_EVERY_S:
                             last_stats = now
-                            yield StatsEvent(self._client_stats(request, t0, first, now, n_chunks, {}, {}))
+                            yield StatsEvent(client_stats(t0, first, now, n_chunks, {}, {}))
         except _Cancelled:
             finish = "cancelled"
         except httpx.HTTPError as e:
@@ -422,12 +330,12 @@ class RemoteEngine:
                     args: Any = json.loads(tc["arguments"] or "{}")
                 except json.JSONDecodeError:
                     args = tc["arguments"]
-                call = "<tool_call>\n" + json.dumps({"name": tc["name"], "arguments": args}) + "\n</tool_call>"
+                call = wire_for(self._info).call_text(tc["name"], args)
                 texts.append(("\n" if texts else "") + call)
                 yield TokenEvent(texts[-1], ())
         now = time.perf_counter()
         if finish == "cancelled" or server_stats is None:
-            stats = self._client_stats(request, t0, first, now, n_chunks, usage, timings)
+            stats = client_stats(t0, first, now, n_chunks, usage, timings)
             if server_stats is not None:
                 stats = server_stats
         else:
@@ -435,30 +343,6 @@ class RemoteEngine:
         if error is not None:
             finish = "error"
         yield DoneEvent("".join(texts), tuple(ids), finish, stats, error=error)
-
-    def _client_stats(self, request: GenerateRequest, t0: float, first: float | None, now: float,
-                      n_chunks: int, usage: dict, timings: dict) -> GenStats:
-        """Stats measured here, overridden by what the server reports (usage, llama-server timings)."""
-        prompt_tokens = int(usage.get("prompt_tokens") or timings.get("prompt_n") or 0)
-        completion = int(usage.get("completion_tokens") or timings.get("predicted_n") or n_chunks)
-        cached = int(((usage.get("prompt_tokens_details") or {}).get("cached_tokens")) or timings.get("cache_n") or 0)
-        prefill_s = (first - t0) if first is not None else now - t0
-        decode_s = (now - first) if first is not None else 0.0
-        if timings.get("prompt_ms") is not None:
-            prefill_s = float(timings["prompt_ms"]) / 1000.0
-        if timings.get("predicted_ms") is not None:
-            decode_s = float(timings["predicted_ms"]) / 1000.0
-        drafted: dict[str, int] = {}
-        accepted: dict[str, int] = {}
-        passes = 0
-        if timings.get("draft_n"):
-            drafted["server"] = int(timings["draft_n"])
-            accepted["server"] = int(timings.get("draft_n_accepted") or 0)
-            passes = max(1, completion - accepted["server"])
-        return GenStats(prompt_tokens=prompt_tokens, reused_tokens=cached, completion_tokens=completion,
-                        prefill_s=prefill_s, decode_s=decode_s, wall_s=now - t0, verify_passes=passes,
-                        drafted=drafted, accepted=accepted)
-
 
 class _Cancelled(Exception):
     pass

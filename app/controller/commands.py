@@ -1,4 +1,4 @@
-"""Slash commands shared by the TUI and the ``--plain`` interface (plain Python, no Textual)."""
+"""The slash commands' names, usage and help, and how a typed line is parsed and completed."""
 
 from __future__ import annotations
 
