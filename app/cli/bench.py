@@ -39,7 +39,7 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
             raise UsageError("synthetic benchmarks are not available in this build") from None
         return int(synth_main([args.synthetic] + (["--json"] if args.json else [])))
 
-    from app.engine_factory import EngineOpenError, load_local
+    from app.engines.factory import EngineOpenError, load_local
     from engine.lab.bench import CONFIGS, format_table, results_json, run_bench
     from engine.lab.benchdata.workloads import SUITES
 

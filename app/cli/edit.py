@@ -8,26 +8,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from app.agent.direct_edit import EditError, plan_edit, write_changes
 from app.cli.main import UsageError, add_model_flags
 from app.config import Config
+from app.controller.opening import open_engine
 from app.diffview import render_diff
-from engine.types import Engine
-
-# tests replace this with a function returning a ScriptedEngine
-engine_factory: Callable[[Config, Callable[[str], None]], Engine] | None = None
-
-
-def open_engine(cfg: Config, notify: Callable[[str], None], local: bool = False) -> Engine:
-    if engine_factory is not None:
-        return engine_factory(cfg, notify)
-    from app.engine_factory import open_engine as factory_open
-
-    return factory_open(cfg, notify=notify, local=local)
 
 
 def register(subparsers: Any) -> None:

@@ -42,7 +42,7 @@ def _read_prompt(path: str) -> str:
 
 
 def run(args: argparse.Namespace, cfg: Config) -> int:
-    from app.engine_factory import EngineOpenError, load_local
+    from app.engines.factory import EngineOpenError, load_local
     from app.progress import ProgressBar
 
     text = _read_prompt(args.prompt_file)

@@ -12,30 +12,19 @@ import argparse
 import json
 import signal
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from app.agent import Agent
 from app.cli.main import UsageError, add_model_flags, add_shell_flags
 from app.config import Config
+from app.controller.opening import open_engine
 from app.events import AgentEvent, Final, Notice, ToolCallEvent, ToolResultEvent, event_to_dict
 from app.session import Session
-from engine.types import CancelToken, Engine
+from engine.types import CancelToken
 from tools.permissions_types import deny_all
 
-# tests replace this with a function returning a ScriptedEngine
-engine_factory: Callable[[Config, Callable[[str], None]], Engine] | None = None
-
 EXIT = {"done": 0, "failed": 1, "limit": 1, "cancelled": 130}
-
-
-def open_engine(cfg: Config, notify: Callable[[str], None], local: bool = False) -> Engine:
-    if engine_factory is not None:
-        return engine_factory(cfg, notify)
-    from app.engine_factory import open_engine as factory_open
-
-    return factory_open(cfg, notify=notify, local=local)
 
 
 def register(subparsers: Any) -> None:

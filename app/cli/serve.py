@@ -54,7 +54,7 @@ class _Terminated(Exception):
 
 def run(args: argparse.Namespace, cfg: Config) -> int:
     from app import announce
-    from app.engine_factory import EngineOpenError, open_engine
+    from app.engines.factory import EngineOpenError, open_engine
     from app.progress import ProgressBar
     from app.server import create_app
     from app.server.app import LOOPBACK_NAMES, default_model_id

@@ -66,7 +66,7 @@ def _recent_conversations(limit: int = 5) -> list[list[dict]]:
 
 
 def run(args: argparse.Namespace, cfg: Config) -> int:
-    from app.engine_factory import EngineOpenError, engine_config
+    from app.engines.factory import EngineOpenError, engine_config
     from app.progress import ProgressBar
     from engine.lab import tune
 

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from app.remote_engine import RemoteEngine, RemoteEngineError, parse_chatml
+from app.engines.remote import RemoteEngine, RemoteEngineError
+from app.engines.remote_wire import parse_chatml
 from engine.chat_template import render_chatml
 from engine.scripted import ScriptedEngine
 from engine.types import (
