@@ -84,7 +84,8 @@ class Confinement:
         if not self.bwrap:
             return ""
         net = "network on" if self.network else "no network"
-        return f"[sandboxed: writes only in the workspace and /tmp, .git read-only, secret files unreadable, {net}]"
+        return (f"[sandboxed: writes only in the workspace and /tmp, .git read-only (commit with git_commit), "
+                f"secret files unreadable, {net}]")
 
 
 def confinement(mode: str, *, bwrap: bool, options: ShellOptions | None = None) -> Confinement:
