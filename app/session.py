@@ -19,6 +19,7 @@ a 0700 directory (they hold the whole conversation).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import secrets
@@ -30,6 +31,7 @@ from typing import Any
 from app.config import state_dir
 from app.events import AgentEvent, AssistantDelta, EngineStatsEvent, event_to_dict
 
+log = logging.getLogger("tau.session")
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,79}")  # our ids and their prefixes: never a path or a glob
 
 
@@ -98,6 +100,8 @@ class Session:
         messages, info = load_session(id_or_latest, directory)
         s = cls(info.path, info.id, messages)
         s.problems = info.problems
+        if info.problems:
+            log.warning("%s", problem_line(info))
         s.write({"type": "resumed"})
         return s
 

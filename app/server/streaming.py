@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -17,6 +18,7 @@ from app.server.context import ServerContext
 from app.server.worker import Job
 from engine.types import DoneEvent
 
+log = logging.getLogger("tau.server")
 _GONE = object()  # put into a job's queue when its client disconnects
 
 
@@ -88,6 +90,14 @@ class JobStream(Response):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
         except OSError:
             gone.set()
+        except Exception as e:  # a bug mid-stream: the client gets an error event, not a cut connection
+            log.exception("stream failed")
+            if not gone.is_set():
+                first = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
+                with contextlib.suppress(Exception):
+                    await send({"type": "http.response.body", "more_body": False, "body": P.sse(
+                        {"error": {"message": f"internal error: {first}", "type": "server_error", "param": None,
+                                   "code": "stream_error"}}) + P.sse("[DONE]")})
         finally:
             watcher.cancel()
             with contextlib.suppress(Exception):

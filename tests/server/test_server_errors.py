@@ -185,3 +185,23 @@ def test_web_pages_cannot_drive_the_model(serve):
     keyed = serve(ScriptedEngine(["b"]), api_key="k")
     ok = post(keyed, CHAT, json=body, headers={"Origin": "https://app.example", "Authorization": "Bearer k"})
     assert ok.status_code == 200
+
+
+class BrokenTextEngine(ScriptedEngine):
+    """Yields a token event whose text is not a string: the stream's own code fails mid-answer."""
+
+    def stream(self, request, cancel=None):
+        from engine.types import DoneEvent, TokenEvent
+
+        yield TokenEvent("ok ", (1,))
+        yield TokenEvent(None, (2,))  # type: ignore[arg-type]
+        yield DoneEvent("ok ", (1, 2), "stop", GenStats())
+
+
+def test_a_failure_mid_stream_ends_in_an_error_event_and_the_server_keeps_serving(serve):
+    srv = serve(BrokenTextEngine(["after"]))
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    with HTTP.stream("POST", srv.url + CHAT, json={"messages": MSG, "tools": tools, "stream": True}) as r:
+        text = "".join(r.iter_text())
+    assert '"code":"stream_error"' in text and text.rstrip().endswith("data: [DONE]")
+    assert HTTP.get(srv.url + "/health").status_code == 200
