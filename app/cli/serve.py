@@ -30,6 +30,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--api-key", dest="serve_api_key", metavar="KEY",
                    help="require 'Authorization: Bearer KEY' (default: $TAU_SERVE_API_KEY, else no key)")
     p.add_argument("--model-name", dest="model_name", help="model id in /v1/models (default: the GGUF file name without .gguf)")
+    p.add_argument("--strict-model", dest="strict_model", action="store_true",
+                   help="answer 404 to a request naming another model (default: any name gets the resident model)")
+    p.add_argument("--allow-public", dest="allow_public", action="store_true",
+                   help="serve on a non-loopback --host without an API key (anyone who can reach the port can use it)")
     add_model_flags(p)
     p.set_defaults(func=run)
 
@@ -66,6 +70,9 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
     key = args.serve_api_key or os.environ.get("TAU_SERVE_API_KEY") or None
     if not 0 <= port <= 65535:
         return _err(f"--port must be 0..65535, got {port}")
+    if not _is_loopback(host) and key is None and not args.allow_public:
+        return _err(f"refusing to serve on {host or 'all interfaces'} without an API key: anyone who can reach the "
+                    "port could use the model; set --api-key (or $TAU_SERVE_API_KEY), or pass --allow-public")
 
     other = announce.find_server(cfg.model)
     if other is not None:
@@ -83,9 +90,9 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
     atexit.register(claim.release)
     engine = None
     try:
-        if not _is_loopback(host) and key is None:
-            print(f"tau serve: WARNING: listening on {host} without an API key; anyone who can reach "
-                  "this port can use the model (set --api-key)", file=sys.stderr)
+        if not _is_loopback(host) and key is None:  # --allow-public: said so, then served
+            print(f"tau serve: WARNING: listening on {host} without an API key (--allow-public); anyone who "
+                  "can reach this port can use the model", file=sys.stderr)
         print("tau serve: loading the model ...", file=sys.stderr, flush=True)
         try:
             engine = open_engine(dataclasses.replace(cfg, endpoint=""), local=True,
@@ -93,7 +100,7 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         except EngineOpenError as e:
             return _err(str(e))
         name = args.model_name or default_model_id(engine.info)
-        app = create_app(engine, api_key=key, model_name=name,
+        app = create_app(engine, api_key=key, model_name=name, strict_model=args.strict_model,
                          defaults=SamplingParams(temperature=cfg.temperature, top_p=cfg.top_p),
                          allowed_hosts=LOOPBACK_NAMES if _is_loopback(host) else None)
         ann = claim.update(status="ready", model=engine.info.path, model_name=name)
