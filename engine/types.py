@@ -148,6 +148,7 @@ class ModelInfo:
     size_bytes: int = 0
     draft_name: str | None = None
     backend: str = "llama.cpp"
+    n_vocab: int = 0  # token ids are below this; 0 when the backend does not say
 
 
 class CancelToken:
