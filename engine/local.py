@@ -163,6 +163,7 @@ class LocalEngine:
             size_bytes=self.gguf.file_size,
             draft_name=self.draft_gguf.name if self.draft_gguf else None,
             backend="llama.cpp (" + ("gpu" if self.gpu else "cpu") + ")",
+            n_vocab=int(self.model.n_vocab),
         )
         say("ready", 1.0)
 
