@@ -210,7 +210,8 @@ def test_cancelling_a_stream_while_events_keep_coming_stops_it():
     # cancellation of a busy stream was swallowed and the stream ran to its end.
     import asyncio
 
-    from app.server.app import _GONE, _events
+    from app.server.streaming import _GONE
+    from app.server.streaming import events as _events
     from app.server.worker import Job
 
     class Ctx:
