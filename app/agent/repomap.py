@@ -12,6 +12,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from app.agent.confined import read_confined
+
 SKIP_DIRS = {"node_modules", "__pycache__", "venv", ".venv", "build", "dist", "target", "vendor", "site-packages"}
 MAX_FILE_BYTES = 200_000
 MAX_FILES = 2000
@@ -104,15 +106,14 @@ def regex_symbols(source: str, lang: str) -> list[str]:
     return seen
 
 
-def file_symbols(path: Path) -> list[str]:
-    lang = "py" if path.suffix == ".py" else _EXT_LANG.get(path.suffix)
+def file_symbols(root: Path, rel: str) -> list[str]:
+    """Top-level symbols of workspace file ``rel`` (none through a symlink out or from a secret file)."""
+    suffix = Path(rel).suffix
+    lang = "py" if suffix == ".py" else _EXT_LANG.get(suffix)
     if lang is None:
         return []
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return []
-        source = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    source = read_confined(root, rel, MAX_FILE_BYTES, errors="replace")
+    if source is None:
         return []
     return python_symbols(source) if lang == "py" else regex_symbols(source, lang)
 
@@ -123,7 +124,7 @@ def repo_map(root: Path, max_chars: int = 4000) -> str:
     used = 0
     files = list_files(root)
     for i, rel in enumerate(files):
-        syms = file_symbols(root / rel)
+        syms = file_symbols(root, rel)
         line = rel + (": " + ", ".join(syms) if syms else "")
         if len(line) > 200:
             line = line[:197] + "..."
