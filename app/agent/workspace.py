@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from app.agent.confined import read_confined
 from app.diffview import unified_diff
 from engine.types import Engine
 
@@ -36,11 +37,9 @@ def git_diff(root: Path) -> str:
     out = _git(root, "diff", "--no-color", "--no-ext-diff", base, "--", ".").stdout
     untracked = _git(root, "ls-files", "--others", "--exclude-standard", "--", ".").stdout.splitlines()
     for rel in untracked:
-        try:
-            text = (root / rel).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        out += unified_diff("", text, rel)
+        text = read_confined(root, rel)
+        if text is not None:
+            out += unified_diff("", text, rel)
     return out
 
 
@@ -89,9 +88,6 @@ def workspace_diff(root: Path, journal: TrackingJournal | None = None) -> str:
 def register_files(engine: Engine, root: Path, paths: Sequence[str]) -> None:
     """Feed files the agent read or wrote to the engine's n-gram drafter (key ``file:<path>``)."""
     for rel in paths:
-        path = (root / rel).resolve()
-        try:
-            if path.is_file() and path.stat().st_size <= CONTEXT_FILE_BYTES:
-                engine.register_context(f"file:{rel}", path.read_text(encoding="utf-8", errors="replace"))
-        except OSError:
-            continue
+        text = read_confined(root, rel, CONTEXT_FILE_BYTES, errors="replace")
+        if text is not None:
+            engine.register_context(f"file:{rel}", text)
