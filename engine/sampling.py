@@ -8,15 +8,21 @@ same p, which is what makes speculation lossless.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from engine.types import SamplingParams
 
-# The nucleus is searched among the tokens whose weight is at least this fraction of the
-# top token's first, then this fraction of that, ...: exact either way.
+# The full pass searches the nucleus among the tokens whose weight is at least this fraction
+# of the top token's first, then this fraction of that, ...: exact either way.
 _CUT = 1e-4
+# The cheap pass gathers the tokens weighing at least the first of these fractions of the top
+# one and counts those above the others: below the last, a 152k vocabulary holds at most
+# 1.5e-5 of the top token's weight.
+_LEVELS = (1e-4, 1e-7, 1e-10)
+_MARGIN = 1e-3  # logits: how far below a level its comparison reaches
 
 
 class Sampler:
@@ -46,11 +52,12 @@ class Sampler:
         Order as in llama.cpp's default chain: penalties, top-k, top-p, min-p, temperature
         applied to the logits before the softmax that top-p and min-p see.
 
-        Exact but cheap on a 152k vocabulary (it runs for every verified row): one softmax
-        pass over the vocabulary for the normalizer, then only the tokens whose weight is
-        within ``_CUT`` of the top are sorted, widening the cut (rarely) until they cover
-        top_p of the mass. Every token outside them weighs less than every token inside, so
-        the nucleus is the same as a full sort's.
+        Exact but cheap on a 152k vocabulary (it runs for every verified row): the tokens that
+        can matter are found by comparing logits with thresholds (no exponential over the
+        vocabulary); only they are exponentiated and sorted. top-p needs the softmax's
+        normalizer, which counts of the tokens above deeper thresholds bound: when the
+        nucleus ends at the same token for every normalizer within the bounds it is exact;
+        otherwise (a flat row) the full pass decides.
         """
         p = self.params
         x = self.penalized(logits, history)
@@ -58,22 +65,70 @@ class Sampler:
         k = p.top_k if 0 < p.top_k < n else n
         pool = np.argpartition(-x, k - 1)[:k] if k < n else None
         xs = x[pool] if pool is not None else x
-        e = self._weights(xs, np.float32(1.0 / p.temperature))  # exp((x - max) / T), max weight 1
-        z = float(e.sum(dtype=np.float64))
-        if p.top_p >= 1.0:  # no nucleus: min-p alone keeps weights >= min_p (order does not matter)
-            sel = np.flatnonzero(e >= np.float32(p.min_p)) if p.min_p > 0.0 else np.arange(e.shape[0])
-            probs = e[sel].astype(np.float64) / z
+        if p.top_p >= 1.0 and p.min_p <= 0.0:
+            sel = np.arange(xs.shape[0])  # every token stays: the full softmax
+            probs = self._weights(xs, np.float32(1.0 / p.temperature)).astype(np.float64)
         else:
-            sel, probs = self._nucleus(xs, e, z)
+            found = self._candidates(xs)
+            sel, probs = found if found is not None else self._full(xs)
         idx = pool[sel] if pool is not None else sel
         if p.min_p > 0.0:
             keep = probs >= p.min_p * probs.max()
             idx, probs = idx[keep], probs[keep]
         return idx, probs / probs.sum()
 
-    def _nucleus(self, x: np.ndarray, e: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
-        """The smallest top set holding top_p of the mass, searched among the weights >= cut,
-        the cut widening by ``_CUT`` until the selected tokens cover top_p."""
+    def _candidates(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """(positions, unnormalized weights) of what top-p (then min-p) keeps, found among the
+        tokens weighing at least ``_LEVELS[0]`` of the top one; None when the bounds cannot decide.
+
+        Gathering a dense set of positions is what costs (a scattered flatnonzero over 152k
+        logits takes longer than an exponential over all of them), so only the top level's
+        positions are gathered; the deeper levels are counted, and bound the rest's mass."""
+        p = self.params
+        t = p.temperature
+        m = float(x.max())
+        if p.top_p >= 1.0:  # min-p alone keeps the weights >= min_p: no normalizer needed
+            near = np.flatnonzero(x >= self._threshold(m, p.min_p))
+            e = self._weights(x[near], np.float32(1.0 / t), m)
+            keep = np.flatnonzero(e >= np.float32(p.min_p))
+            return near[keep], e[keep].astype(np.float64)
+        top, mid, deep = _LEVELS
+        near = np.flatnonzero(x >= self._threshold(m, top))
+        n_top = near.shape[0]
+        n_deep = int(np.count_nonzero(x >= self._threshold(m, deep)))
+        # at most what the tokens not gathered weigh: each band's count times its band's top weight
+        tail = (x.shape[0] - n_deep) * deep
+        if n_deep > n_top:  # (a confident row has nothing between the levels)
+            n_mid = int(np.count_nonzero(x >= self._threshold(m, mid)))
+            tail += (n_mid - n_top) * top + (n_deep - n_mid) * mid
+        xn = x[near]
+        e = self._weights(xn, np.float32(1.0 / t), m)
+        order = np.argsort(-xn, kind="stable")
+        w = e[order].astype(np.float64)
+        cum = np.cumsum(w)
+        z_lo = float(cum[-1]) * (1 - 1e-9)  # (a rounding margin either way)
+        z_hi = (float(cum[-1]) + tail) * (1 + 1e-9)
+        if cum[-1] < p.top_p * z_hi:
+            return None  # the nucleus may reach past the gathered tokens
+        c = int(np.searchsorted(cum, p.top_p * z_lo, side="left"))
+        if c != int(np.searchsorted(cum, p.top_p * z_hi, side="left")):
+            return None  # where it ends depends on the rest of the vocabulary's mass
+        sel = near[order[: c + 1]]
+        return sel, w[: c + 1]
+
+    def _threshold(self, m: float, level: float) -> np.float32:
+        """The logit at which a token weighs ``level`` of the top one (a hair lower, so rounding
+        cannot drop one whose float32 weight reaches it)."""
+        return np.float32(m + self.params.temperature * math.log(level) - _MARGIN)
+
+    def _full(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Every token's weight, the normalizer exact, and the nucleus searched among the
+        weights >= cut, the cut widening by ``_CUT`` until the selected tokens cover top_p."""
+        e = self._weights(x, np.float32(1.0 / self.params.temperature))
+        z = float(e.sum(dtype=np.float64))
+        if self.params.top_p >= 1.0:  # min-p alone
+            sel = np.flatnonzero(e >= np.float32(self.params.min_p))
+            return sel, e[sel].astype(np.float64)
         top_p = self.params.top_p
         cut = _CUT
         while True:
@@ -86,15 +141,16 @@ class Sampler:
                 return sel[:c], probs[:c]
             cut = cut * _CUT if cut > 1e-30 else 0.0
 
-    def _weights(self, x: np.ndarray, inv_t: np.float32) -> np.ndarray:
-        """exp((x - max x) / T) in a reused float32 buffer (valid until the next call)."""
+    def _weights(self, x: np.ndarray, inv_t: np.float32, top: float | None = None) -> np.ndarray:
+        """exp((x - top) / T), top = max x unless given, in a reused float32 buffer (valid until the next call)."""
         buf = self._buf
-        if buf is None or buf.shape[0] != x.shape[0]:
+        if buf is None or buf.shape[0] < x.shape[0]:
             buf = self._buf = np.empty(x.shape[0], dtype=np.float32)
-        np.subtract(x, x.max(), out=buf)
-        buf *= inv_t
-        np.exp(buf, out=buf)
-        return buf
+        out = buf[: x.shape[0]]
+        np.subtract(x, np.float32(x.max() if top is None else top), out=out)
+        out *= inv_t
+        np.exp(out, out=out)
+        return out
 
     def sample(self, logits: np.ndarray, history: Sequence[int]) -> int:
         if self.params.greedy:

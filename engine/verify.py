@@ -58,14 +58,17 @@ def verify_stochastic(rows: np.ndarray, draft: Sequence[int], q: np.ndarray, sam
     recent = _recent(history, sampler)
     rng = sampler.rng
     for i, d in enumerate(draft):
-        p = sampler.dense(rows[i], recent)
+        ids, p = sampler.distribution(rows[i], recent)  # p over its support only: no dense vocabulary
         qi = q[i]
-        if qi[d] <= 0.0 or rng.random() >= min(1.0, p[d] / qi[d]):
-            resid = np.maximum(p - qi, 0.0)
+        at = np.flatnonzero(ids == d)
+        p_d = float(p[at[0]]) if at.shape[0] else 0.0
+        if qi[d] <= 0.0 or rng.random() >= min(1.0, p_d / qi[d]):
+            resid = np.maximum(p - qi[ids], 0.0)  # max(0, p - q) is 0 wherever p is
             z = resid.sum()
-            dist = resid / z if z > 0 else p
-            nz = np.flatnonzero(dist)
-            return Verdict(i, sampler.sample_from(nz, dist[nz]))
+            if z <= 0:
+                return Verdict(i, sampler.sample_from(ids, p))
+            nz = resid > 0
+            return Verdict(i, sampler.sample_from(ids[nz], resid[nz] / z))
         if recent:
             recent.append(d)
     return Verdict(len(draft), sampler.sample(rows[len(draft)], recent))

@@ -80,3 +80,46 @@ def test_dense_is_the_same_distribution() -> None:
     dense = s.dense(logits, [])
     assert np.allclose(dense[ids], probs)
     assert abs(dense.sum() - 1) < 1e-9
+
+
+def _vocab_rows() -> dict[str, np.ndarray]:
+    """152k-token rows shaped like a code model's: a bulk around 0 and a few likely tokens."""
+    rng = np.random.default_rng(3)
+    rows = {}
+    for name, bumps in (("confident", [25.0]), ("two-way", [17.0, 16.5]), ("three-way", [15.0, 14.6, 14.1]),
+                        ("spread", list(rng.uniform(10, 14, 40)))):
+        x = (rng.standard_normal(151936) * 2.5).astype(np.float32)
+        for i, b in enumerate(bumps):
+            x[7 + 13 * i] += np.float32(b)
+        rows[name] = x
+    # a row whose nucleus ends within a hair of top_p: the bounds cannot decide it
+    x = np.full(151936, -40.0, dtype=np.float32)
+    x[1], x[2] = 0.0, np.float32(-0.6 * np.log(0.95 / 0.05 + 2e-3))  # p(1) = 0.95 + 5e-6
+    rows["at-the-edge"] = x
+    return rows
+
+
+@pytest.mark.parametrize("params", [
+    SamplingParams(temperature=0.6, top_p=0.95),
+    SamplingParams(temperature=0.6, top_p=0.95, min_p=0.05),
+    SamplingParams(temperature=1.0, top_p=0.8),
+    SamplingParams(temperature=0.6, min_p=0.02),
+])
+def test_the_cheap_pass_is_exact_on_a_full_vocabulary(params: SamplingParams) -> None:
+    for name, x in _vocab_rows().items():
+        ids, probs = Sampler(params).distribution(x, [])
+        ref = reference(x, params, [])
+        got = dict(zip(ids.tolist(), probs.tolist(), strict=True))
+        assert set(got) == set(ref), name
+        assert max(abs(got[t] - ref[t]) for t in ref) < 1e-6, name
+
+
+def test_a_confident_row_is_decided_without_the_full_pass() -> None:
+    # what makes sampled verification cheap: copy runs are confident rows, decided from a
+    # handful of gathered tokens and three counts
+    s = Sampler(SamplingParams(temperature=0.6, top_p=0.95))
+    rows = _vocab_rows()
+    for name in ("confident", "two-way", "three-way"):
+        found = s._candidates(rows[name])
+        assert found is not None and len(found[0]) <= 3, name
+    assert s._candidates(rows["at-the-edge"]) is None  # within the bounds' width of top_p: the full pass decides
