@@ -80,17 +80,8 @@ class TauCompleter(Completer):
 class PlainUI:
     """Renders a ModelSession on a terminal, line by line; only the main thread reads the terminal."""
 
-    def __init__(
-        self,
-        cfg: Config,
-        root: Path,
-        setup: SessionSetup,
-        *,
-        out: TextIO | None = None,
-        session: PromptSession | None = None,
-        history: History | None = None,
-        color: bool = True,
-    ) -> None:
+    def __init__(self, cfg: Config, root: Path, setup: SessionSetup, *, out: TextIO | None = None,
+                 session: PromptSession | None = None, history: History | None = None, color: bool = True) -> None:
         self.root = root
         self.out = out or sys.stdout
         self.color = color

@@ -20,23 +20,12 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer, Label, LoadingIndicator, ProgressBar, Static
 
+from app import events
 from app.config import Config, state_dir
 from app.controller import commands, slash
 from app.controller.agent import AgentFactory, AgentLike
 from app.controller.model_session import LoadProgress, ModelSession, SessionSetup
 from app.controller.results import CommandResult
-from app.events import (
-    AgentEvent,
-    AssistantDelta,
-    AssistantMessage,
-    EngineStatsEvent,
-    ErrorEvent,
-    Final,
-    Notice,
-    SessionStarted,
-    ToolCallEvent,
-    ToolResultEvent,
-)
 from app.tui import show
 from app.tui.messages import AgentEventMessage, EngineFailed, EngineReady, LoadProgressMessage, TurnDone
 from app.tui.prompt import PromptArea, Suggestions, load_history, save_history
@@ -96,7 +85,7 @@ class TauApp(App[int]):
         self.generating = False  # a turn or /compact runs: set here, cleared when its result is shown
         self.pending: list[str] = []
         self._armed_quit = False
-        self.last_final: Final | None = None
+        self.last_final: events.Final | None = None
         self.theme_names = list(self.session.themes)
         for t in textual_themes(self.session.themes.values()):
             self.register_theme(t)
@@ -191,7 +180,7 @@ class TauApp(App[int]):
         self.add_notice(msg.message, "error")
 
     # ---- agent events (called on the agent's thread) -----------------------------------
-    def post_agent_event(self, event: AgentEvent) -> None:
+    def post_agent_event(self, event: events.AgentEvent) -> None:
         self.post_message(AgentEventMessage(event))
 
     def approve(self, request: ApprovalRequest) -> ApprovalDecision:
@@ -218,24 +207,24 @@ class TauApp(App[int]):
 
     def on_agent_event_message(self, msg: AgentEventMessage) -> None:
         ev = msg.event
-        if isinstance(ev, AssistantDelta):
+        if isinstance(ev, events.AssistantDelta):
             self.transcript.delta(ev.text)
-        elif isinstance(ev, AssistantMessage):
+        elif isinstance(ev, events.AssistantMessage):
             self.transcript.message(ev.content)
-        elif isinstance(ev, ToolCallEvent):
+        elif isinstance(ev, events.ToolCallEvent):
             self.transcript.tool_call(ev)
-        elif isinstance(ev, ToolResultEvent):
+        elif isinstance(ev, events.ToolResultEvent):
             self.transcript.tool_result(ev)
-        elif isinstance(ev, EngineStatsEvent):
+        elif isinstance(ev, events.EngineStatsEvent):
             if ev.context_limit:
                 self.status.set_live(stats=ev.stats, context_tokens=ev.context_tokens, context_limit=ev.context_limit)
             else:
                 self.status.set_live(stats=ev.stats)
-        elif isinstance(ev, ErrorEvent):
+        elif isinstance(ev, events.ErrorEvent):
             self.add_notice("error: " + ev.message, "error")
-        elif isinstance(ev, Notice):
+        elif isinstance(ev, events.Notice):
             self.add_notice(ev.message)
-        elif isinstance(ev, SessionStarted):
+        elif isinstance(ev, events.SessionStarted):
             self.status.set_live(mode=ev.mode)
         # Final: the turn's thread reports the returned Final (TurnDone)
 

@@ -93,20 +93,28 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         self.action_reject()
 
 
-class StatsScreen(ModalScreen[None]):
-    """Session totals, the drafters, and tok/s and tau per turn as unicode plots."""
+class PanelScreen(ModalScreen[None]):
+    """A read-only panel over the session: esc (or q) closes it."""
 
     BINDINGS = [Binding("escape", "close", "close"), Binding("q", "close", "close", show=False)]
 
     DEFAULT_CSS = """
-    StatsScreen { align: center middle; }
-    StatsScreen > #panel {
+    PanelScreen { align: center middle; }
+    PanelScreen > #panel {
         width: 90%; max-width: 110; height: auto; max-height: 90%;
         border: thick $primary; background: $surface; padding: 1 2;
     }
-    StatsScreen #title { text-style: bold; color: $primary; margin: 0 0 1 0; }
-    StatsScreen #hint { color: $text-muted; margin: 1 0 0 0; }
+    PanelScreen #title { text-style: bold; color: $primary; margin: 0 0 1 0; }
+    PanelScreen #hint { color: $text-muted; margin: 1 0 0 0; }
     """
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class StatsScreen(PanelScreen):
+    """Session totals, the drafters, and tok/s and tau per turn as unicode plots."""
+
 
     def __init__(self, session: SessionStats, live: list[StatusField] | None = None) -> None:
         super().__init__()
@@ -186,24 +194,10 @@ class StatsScreen(ModalScreen[None]):
             parts.append(live)
         return Group(*parts)
 
-    def action_close(self) -> None:
-        self.dismiss(None)
 
-
-class TextScreen(ModalScreen[None]):
+class TextScreen(PanelScreen):
     """A read-only text panel (help, sessions, model)."""
 
-    BINDINGS = [Binding("escape", "close", "close"), Binding("q", "close", "close", show=False)]
-
-    DEFAULT_CSS = """
-    TextScreen { align: center middle; }
-    TextScreen > #panel {
-        width: 90%; max-width: 110; height: auto; max-height: 90%;
-        border: thick $primary; background: $surface; padding: 1 2;
-    }
-    TextScreen #title { text-style: bold; color: $primary; margin: 0 0 1 0; }
-    TextScreen #hint { color: $text-muted; margin: 1 0 0 0; }
-    """
 
     def __init__(self, title: str, body: RenderableType) -> None:
         super().__init__()
@@ -215,6 +209,3 @@ class TextScreen(ModalScreen[None]):
             yield Label(self.title_text, id="title")
             yield Static(self.body, markup=False)
             yield Label("esc closes", id="hint")
-
-    def action_close(self) -> None:
-        self.dismiss(None)
