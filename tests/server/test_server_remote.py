@@ -9,7 +9,7 @@ import time
 import pytest
 
 from app.engines.remote import RemoteEngine, RemoteEngineError
-from app.engines.remote_wire import parse_chatml
+from app.engines.remote_wire import client_stats, parse_chatml
 from engine.chat_template import render_chatml
 from engine.scripted import ScriptedEngine
 from engine.types import (
@@ -184,15 +184,13 @@ def test_server_going_away_mid_stream_is_an_error_done_event(serve):
 
 
 def test_client_side_stats_from_llama_server_timings():
-    remote = RemoteEngine.__new__(RemoteEngine)
-    req = GenerateRequest("p")
-    stats = remote._client_stats(req, 0.0, 0.5, 2.0, 10, {"prompt_tokens": 100, "completion_tokens": 40,
-                                 "prompt_tokens_details": {"cached_tokens": 60}},
-                                 {"prompt_ms": 250.0, "predicted_ms": 1000.0, "draft_n": 50, "draft_n_accepted": 30})
+    stats = client_stats(0.0, 0.5, 2.0, 10, {"prompt_tokens": 100, "completion_tokens": 40,
+                         "prompt_tokens_details": {"cached_tokens": 60}},
+                         {"prompt_ms": 250.0, "predicted_ms": 1000.0, "draft_n": 50, "draft_n_accepted": 30})
     assert stats.prompt_tokens == 100 and stats.reused_tokens == 60 and stats.completion_tokens == 40
     assert stats.prefill_s == 0.25 and stats.decode_s == 1.0 and stats.decode_tok_s == 40.0
     assert stats.accepted == {"server": 30} and stats.verify_passes == 10 and stats.tau == 4.0
-    bare = remote._client_stats(req, 0.0, 0.5, 2.0, 12, {}, {})
+    bare = client_stats(0.0, 0.5, 2.0, 12, {}, {})
     assert bare.completion_tokens == 12 and bare.prefill_s == 0.5 and bare.decode_s == 1.5
 
 
