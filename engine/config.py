@@ -14,7 +14,7 @@ class EngineConfig:
     threads: int = 0  # 0 = all cores
     gpu_layers: int = -1
     flash_attn: bool | None = None
-    cpu_extra_buffers: bool | None = None  # None = off on CPU (see backend.cpu_extra_buffers)
+    cpu_extra_buffers: bool | None = None  # None = calibrated (engine.calibrate), else off on CPU
     kv_type: str = "f16"  # target KV type; the drafter's KV cache is always f16
     spec: str = "auto"  # off | ngram | draft | mtp | auto
     ngram_key: int = 0  # 0 = default
@@ -22,17 +22,16 @@ class EngineConfig:
     memory_bandwidth_gbs: float = 0.0  # 0 = measure once and cache
     cache_dir: str = ""  # where measured curves / bandwidth are cached ("" = no cache)
     log_path: str = ""  # llama.cpp's log goes here ("" = discarded)
+    prefix_cache: bool = True  # save/load the KV state of prompt prefixes under cache_dir/prefix
+    calibrate: bool = False  # measure weight layout, threads and flash attention left on auto (needs cache_dir)
 
 
 def resolve_flash_attn(flash_attn: bool | None, *, gpu: bool, kv_type: str) -> bool | None:
     """The flash-attention setting a context is created with (None = llama.cpp's auto).
 
-    An explicit choice wins. A quantized V cache needs flash attention. On CPU it is off:
-    on the 2-core CPU without AMX of sessions 1-3, llama.cpp's CPU flash-attention kernel
-    made a single-token step 9% and a 16-row verify pass 21% slower at a 900-token context
-    (interleaved medians, Qwen2.5-Coder-1.5B Q4_K_M), and the 16-row pass is the one
-    copy-heavy speculation lives on; on the 2-core AMX VM of session 4 on and off made no
-    clear difference, so off stands. On GPUs llama.cpp's auto choice stands.
+    An explicit choice wins. A quantized V cache needs flash attention. On CPU it is off
+    (llama.cpp's CPU kernel made 16-row verify passes slower on a 2-core Xeon) unless
+    engine.calibrate measured otherwise. On GPUs llama.cpp decides.
     """
     if flash_attn is not None:
         return flash_attn

@@ -42,9 +42,27 @@ class GenerateRequest:
     spec: str = "auto"  # one of SPEC_MODES
 
 
+def tau(emitted_tokens: int, verify_passes: int) -> float:
+    """τ, the one definition every display uses: tokens emitted per target pass (accepted drafts
+    plus the target's own token; the final end-of-generation token counts, so plain decode is 1.00)."""
+    return emitted_tokens / verify_passes if verify_passes else 0.0
+
+
+def ceiling_fraction(decode_tok_s: float, ceiling_tok_s: float) -> float:
+    """Decode speed as a share of the memory-bandwidth ceiling (0 when no ceiling is known)."""
+    return decode_tok_s / ceiling_tok_s if ceiling_tok_s > 0 else 0.0
+
+
+def _sum_counts(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = out.get(k, 0) + v
+    return out
+
+
 @dataclass(frozen=True)
 class GenStats:
-    """Counters and rates of one generation (or a running snapshot of one)."""
+    """Counters and rates of one generation (or a running snapshot of one, or a sum of them: ``+``)."""
 
     prompt_tokens: int = 0
     reused_tokens: int = 0  # prompt tokens served from the KV cache (prefix reuse)
@@ -52,6 +70,7 @@ class GenStats:
     prefill_s: float = 0.0
     decode_s: float = 0.0
     wall_s: float = 0.0
+    first_token_s: float = 0.0  # request to first completion token (prefill included); summed over a total
     verify_passes: int = 0  # llama_decode calls in the decode phase
     drafted: dict[str, int] = field(default_factory=dict)  # per drafter
     accepted: dict[str, int] = field(default_factory=dict)  # per drafter
@@ -61,10 +80,32 @@ class GenStats:
     emitted_tokens: int = 0  # tokens the passes produced: completion plus a final end-of-generation token
 
     @property
+    def emitted(self) -> int:
+        """Tokens the passes produced (a snapshot without the count falls back to the completion)."""
+        return max(self.emitted_tokens, self.completion_tokens)
+
+    @property
     def tau(self) -> float:
-        """Tokens emitted per verify pass (accepted drafts + 1)."""
-        n = max(self.emitted_tokens, self.completion_tokens)
-        return n / self.verify_passes if self.verify_passes else 0.0
+        return tau(self.emitted, self.verify_passes)
+
+    def __add__(self, o: GenStats) -> GenStats:
+        """The sum of two generations (the one place stats are added up): counters and seconds add,
+        the ceiling is the latest known, per-position acceptance is dropped (it does not add)."""
+        return GenStats(
+            prompt_tokens=self.prompt_tokens + o.prompt_tokens,
+            reused_tokens=self.reused_tokens + o.reused_tokens,
+            completion_tokens=self.completion_tokens + o.completion_tokens,
+            prefill_s=self.prefill_s + o.prefill_s,
+            decode_s=self.decode_s + o.decode_s,
+            wall_s=self.wall_s + o.wall_s,
+            first_token_s=self.first_token_s + o.first_token_s,
+            verify_passes=self.verify_passes + o.verify_passes,
+            drafted=_sum_counts(self.drafted, o.drafted),
+            accepted=_sum_counts(self.accepted, o.accepted),
+            ceiling_tok_s=o.ceiling_tok_s or self.ceiling_tok_s,
+            near_tie_divergences=self.near_tie_divergences + o.near_tie_divergences,
+            emitted_tokens=self.emitted + o.emitted,
+        )
 
     @property
     def prefill_tok_s(self) -> float:
@@ -81,7 +122,7 @@ class GenStats:
 
     @property
     def ceiling_frac(self) -> float:
-        return self.decode_tok_s / self.ceiling_tok_s if self.ceiling_tok_s > 0 else 0.0
+        return ceiling_fraction(self.decode_tok_s, self.ceiling_tok_s)
 
     def to_dict(self) -> dict:
         return {
@@ -91,6 +132,7 @@ class GenStats:
             "prefill_s": round(self.prefill_s, 4),
             "decode_s": round(self.decode_s, 4),
             "wall_s": round(self.wall_s, 4),
+            "first_token_s": round(self.first_token_s, 4),
             "verify_passes": self.verify_passes,
             "tau": round(self.tau, 3),
             "accept_by_pos": [round(a, 3) for a in self.accept_by_pos],
@@ -148,6 +190,11 @@ class ModelInfo:
     size_bytes: int = 0
     draft_name: str | None = None
     backend: str = "llama.cpp"
+    # what app.wire reads to pick the model's wire format (tokenizer.chat_template, the
+    # vocabulary's control tokens, or a family the engine declares outright)
+    chat_template: str = field(default="", repr=False)
+    special_tokens: tuple[str, ...] = field(default=(), repr=False)
+    family: str = ""
     n_vocab: int = 0  # token ids are below this; 0 when the backend does not say
 
 
