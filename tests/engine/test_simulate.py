@@ -110,3 +110,22 @@ def test_a_draft_model_that_pays_is_still_used_across_requests() -> None:
     new = [r for r in res if r.name.startswith("new")]
     assert all(r.drafted.get("draft", 0) > 100 and r.speedup > 1.4 for r in new)
     assert min(r.speedup for r in res) >= 0.99
+
+
+def test_the_long_run_workload_interleaves_growing_conversations_with_standalone_requests() -> None:
+    from engine.lab.benchdata.longrun import long_run, per_request
+    from engine.lab.benchdata.workloads import SUITES
+    from engine.types import GenStats
+
+    wl = long_run()
+    assert SUITES["long"][0].turns == wl.turns and wl.kind == "long" and len(wl.turns) >= 36
+    firsts = [t[1]["content"] for t in wl.turns]
+    # consecutive requests come from different conversations: their first user message differs
+    assert sum(a != b for a, b in zip(firsts, firsts[1:], strict=False)) >= len(firsts) - 4
+    tools = [m for t in wl.turns for m in t if m["role"] == "tool"]
+    assert any("FAILED" in m["content"] for m in tools) and any("def " in m["content"] for m in tools)
+    conv = [t for t in wl.turns if t[1]["content"] == firsts[0]]
+    assert all(b[: len(a)] == a for a, b in zip(conv, conv[1:], strict=False))  # each turn extends the last
+    slow = GenStats(completion_tokens=10, decode_s=2.0)
+    fast = GenStats(completion_tokens=10, decode_s=1.0)
+    assert per_request([fast, slow], [slow, slow]) == [0.5, 1.0]

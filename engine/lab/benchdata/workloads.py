@@ -90,10 +90,18 @@ def _agent() -> Workload:
 
 AGENT = _agent()
 
+
+def _long_run() -> Workload:
+    from engine.lab.benchdata.longrun import long_run  # its own module (it builds on this one's helpers)
+
+    return long_run()
+
+
 SUITES: dict[str, tuple[Workload, ...]] = {
     "quick": (EDIT_PY,),
     "edits": (EDIT_PY, EDIT_TS, EDIT_GO),
     "full": (EDIT_PY, EDIT_TS, EDIT_GO, NEW_CODE, AGENT),
     "agent": (AGENT,),
     "new": (NEW_CODE,),
+    "long": (_long_run(),),  # one engine serving about forty varied requests in a row
 }
