@@ -19,7 +19,6 @@ a 0700 directory (they hold the whole conversation).
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 import secrets
@@ -31,7 +30,6 @@ from typing import Any
 from app.config import state_dir
 from app.events import AgentEvent, AssistantDelta, EngineStatsEvent, event_to_dict
 
-log = logging.getLogger("tau.session")
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,79}")  # our ids and their prefixes: never a path or a glob
 
 
@@ -82,6 +80,7 @@ class Session:
         self.path = path
         self.history: list[dict] = list(history or [])
         self.problems: tuple[str, ...] = ()  # what a resumed session's file had malformed
+        self.report = ""  # those problems in the one line a front end shows
         _private_dir(path.parent)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         os.fchmod(fd, 0o600)  # an older file may be 0644
@@ -100,8 +99,7 @@ class Session:
         messages, info = load_session(id_or_latest, directory)
         s = cls(info.path, info.id, messages)
         s.problems = info.problems
-        if info.problems:
-            log.warning("%s", problem_line(info))
+        s.report = problem_line(info) if info.problems else ""
         s.write({"type": "resumed"})
         return s
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Protocol
 
 from app.config import Config
-from app.events import AgentEvent, Final
+from app.events import AgentEvent, Final, Notice
 from engine.types import CancelToken, Engine
 from tools.permissions_types import Approver
 
@@ -46,4 +46,6 @@ def default_agent_factory(
     from app.session import Session
 
     session = Session.resume(resume) if resume else None
+    if session is not None and session.report:  # lines of a damaged file were skipped: say so once
+        on_event(Notice(session.report))
     return Agent(engine, root, config=cfg, approver=approver, on_event=on_event, session=session)

@@ -140,3 +140,19 @@ def test_cli_refuses_a_path_as_session_id(capsys: pytest.CaptureFixture[str]) ->
     _good()
     assert main(["sessions", "../evil"]) == 2
     assert "not a valid session id" in capsys.readouterr().err
+
+
+def test_resume_reports_the_skipped_lines_once(tmp_path: Path) -> None:
+    from app.config import Config
+    from app.controller.agent import default_agent_factory
+    from app.events import Notice
+    from engine.scripted import ScriptedEngine
+    from tools.permissions_types import approve_all
+
+    _write("20260101-000000-fffff1", [HEAD, USER, "garbage{", json.dumps({"type": "reset", "messages": [1]})])
+    seen: list = []
+    agent = default_agent_factory(ScriptedEngine(["ok"]), tmp_path, Config(), approve_all, seen.append,
+                                  "20260101-000000-fffff1")
+    notices = [e.message for e in seen if isinstance(e, Notice)]
+    assert len(notices) == 1 and "line 3" in notices[0] and "line 4" in notices[0]
+    assert agent is not None
