@@ -84,6 +84,9 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
     def notify(msg: str) -> None:
         printer(Notice(msg)) if args.json else print(f"tau: {msg}", file=sys.stderr)
 
+    if session is not None and session.report:  # lines of a damaged session file were skipped
+        notify(session.report)
+
     try:
         engine = open_engine(cfg, notify, getattr(args, "local", False))
     except RuntimeError as e:  # EngineOpenError: one line for the user
