@@ -81,6 +81,14 @@ def system_info() -> str:
     return llama_cpp.llama_print_system_info().decode("utf-8", errors="replace")
 
 
+def build_id() -> str:
+    """The llama.cpp build: llama-cpp-python's version and a hash of the compiled-in CPU/GPU features."""
+    import hashlib
+
+    feats = hashlib.sha1(system_info().encode()).hexdigest()[:8]
+    return f"llama{getattr(llama_cpp, '__version__', '0')}-{feats}"
+
+
 # ---- models ----------------------------------------------------------------------------
 
 
@@ -281,70 +289,26 @@ class Context:
     def clear(self) -> None:
         llama_cpp.llama_memory_clear(self.mem, True)
 
+    def save_state(self, path: Path, tokens: Sequence[int]) -> bool:
+        """Write sequence 0's KV cache and its token list to ``path`` (atomically); False on failure."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        arr = (llama_cpp.llama_token * len(tokens))(*tokens)
+        n = llama_cpp.llama_state_seq_save_file(self.ptr, str(tmp).encode(), 0, arr, len(tokens))
+        if not n:
+            tmp.unlink(missing_ok=True)
+            return False
+        os.replace(tmp, path)
+        return True
 
-# ---- the peer: llama-cpp-python's own speculative decoding (for tau bench) ---------------
-
-
-def peer_prompt_lookup(engine, prompt: str, max_tokens: int, temperature: float, top_p: float) -> tuple[int, float, float]:
-    """Run llama-cpp-python's ``LlamaPromptLookupDecoding`` on the engine's model.
-
-    Returns (completion tokens, decode seconds, wall seconds). ``logits_all=True`` because
-    with the default it crashes once more than n_batch tokens are evaluated.
-    """
-    import time
-
-    from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
-
-    llm = getattr(engine, "_peer_llm", None)
-    if llm is None:
-        cfg = engine.cfg
-        llm = _peer_llama(
-            engine.model.extra_buffers,
-            model_path=cfg.model_path,
-            n_ctx=engine.ctx.n_ctx,
-            n_batch=cfg.n_batch,
-            n_threads=engine.ctx.threads,
-            n_threads_batch=engine.ctx.threads,
-            n_gpu_layers=cfg.gpu_layers,
-            draft_model=LlamaPromptLookupDecoding(num_pred_tokens=10),
-            logits_all=True,
-            verbose=False,
-        )
-        llama_cpp.llama_log_set(_log_cb, ctypes.c_void_p(0))  # Llama() installs its own logger
-        engine._peer_llm = llm
-    t0 = time.perf_counter()
-    first = None
-    pieces: list[str] = []
-    for chunk in llm.create_completion(
-        prompt, max_tokens=max_tokens, temperature=temperature, top_p=top_p, top_k=0, min_p=0.0,
-        repeat_penalty=1.0, stream=True, seed=1234,
-    ):
-        if first is None:
-            first = time.perf_counter()
-        pieces.append(chunk["choices"][0]["text"])  # type: ignore[index]
-    end = time.perf_counter()
-    n = len(llm.tokenize("".join(pieces).encode("utf-8"), add_bos=False, special=True))
-    return n, end - (first or end), end - t0
-
-
-def _peer_llama(extra_buffers: bool, **kw):
-    """``llama_cpp.Llama(**kw)`` with the engine's choice of CPU extra buffers.
-
-    Llama() takes no such argument and llama.cpp's default (on) crashes a native build on
-    an AMX machine (see ``cpu_extra_buffers``), so its default parameters are wrapped for
-    the duration of the constructor: the peer runs on the same weight layout as tau.
-    """
-    import llama_cpp.llama as high
-
-    orig = high.llama_cpp.llama_model_default_params
-
-    def params():
-        p = orig()
-        p.use_extra_bufts = extra_buffers
-        return p
-
-    high.llama_cpp.llama_model_default_params = params
-    try:
-        return llama_cpp.Llama(**kw)
-    finally:
-        high.llama_cpp.llama_model_default_params = orig
+    def load_state(self, path: Path) -> list[int] | None:
+        """Replace sequence 0's KV cache with a saved one; its token list, or None (cache left empty)."""
+        cap = self.n_ctx
+        arr = (llama_cpp.llama_token * cap)()
+        count = ctypes.c_size_t(0)
+        self.clear()
+        n = llama_cpp.llama_state_seq_load_file(self.ptr, str(path).encode(), 0, arr, cap, ctypes.byref(count))
+        if not n:
+            self.clear()
+            return None
+        return list(arr[: count.value])

@@ -8,33 +8,31 @@ time on its owner thread.
 from __future__ import annotations
 
 import queue
+import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import cast
 
 from engine import backend
+from engine.calibrate import Choice, calibrate, calibrated
 from engine.chat_template import render_chatml, render_jinja
 from engine.config import EngineConfig, resolve_flash_attn
+from engine.costs import honest_bandwidth, stream_bandwidth_gbs, token_cost, verify_curve
 from engine.decoder import Target, run
 from engine.drafters.draft_model import DraftModelDrafter
 from engine.drafters.mtp import MtpDrafter
 from engine.drafters.ngram import DEFAULT_KEY_LEN, NgramDrafter
-from engine.lab.fit import FitError, check_fit
 from engine.gguf_info import GGUFError, GGUFInfo, read_gguf, vocab_mismatch
-from engine.lab.measure import (
-    CURVE_VERSION,
-    load_profile,
-    memory_bandwidth_gbs,
-    profile_path,
-    save_profile,
-    token_cost,
-    verify_curve,
-)
+from engine.memfit import FitError, check_fit
+from engine.peer_backend import PeerSettings
 from engine.policy import CostCurve
+from engine.prefixcache import MIN_PREFIX, PrefixCache, common_prefix
+from engine.profile import CURVE_VERSION, calibration_path, load_profile, model_id, profile_path, save_profile
 from engine.spec import DEFAULT_MAX_WINDOW, SpecConfig, spec_preset
 from engine.speculator import DrafterSlot, Speculator
-from engine.lab.tune import apply_tuned, tuned_settings, tuned_spec
-from engine.types import CancelToken, DoneEvent, EngineEvent, GenerateRequest, GenStats, ModelInfo
+from engine.tuned import apply_tuned, tuned_settings, tuned_spec
+from engine.types import CancelToken, DoneEvent, EngineEvent, GenerateRequest, GenStats, ModelInfo, TokenEvent
 from engine.verify import top2_gap
 from engine.worker import OwnerThread
 
@@ -74,13 +72,16 @@ class LocalEngine:
                 raise EngineError(f"draft model {Path(cfg.draft_model_path).name} cannot draft for {Path(cfg.model_path).name}: {why}")
         say("checking memory", 0.05)
         self.fit = check_fit(cfg)  # a one-line FitError instead of an out-of-memory crash
+        self.build = backend.build_id()
+        self.choice = self._load_choice(cfg, say)
         say(f"loading {self.gguf.name}", 0.1)
         self.model = backend.Model(cfg.model_path, gpu_layers=cfg.gpu_layers, load_mtp=self.gguf.mtp_layers > 0,
-                                   extra_buffers=cfg.cpu_extra_buffers)
+                                   extra_buffers=self.choice.extra_buffers)
         self.gpu = self.model.gpu
         n_ctx = min(cfg.n_ctx, self.model.n_ctx_train) if self.model.n_ctx_train > 0 else cfg.n_ctx
-        self.flash_attn = resolve_flash_attn(cfg.flash_attn, gpu=self.gpu, kv_type=cfg.kv_type)
-        ctx_kw: dict = dict(n_ctx=n_ctx, n_batch=cfg.n_batch, threads=cfg.threads, kv_type=cfg.kv_type, flash_attn=self.flash_attn)
+        self.flash_attn = self.choice.flash_attn
+        ctx_kw: dict = dict(n_ctx=n_ctx, n_batch=cfg.n_batch, threads=self.choice.threads, kv_type=cfg.kv_type,
+                            flash_attn=self.flash_attn)
         ctx: backend.Context | None = None
         self.mtp_note = ""  # why MTP heads in the GGUF are not used ("" = used or none)
         if self.model.n_layer_nextn > 0:
@@ -97,13 +98,15 @@ class LocalEngine:
         if self.draft_gguf is not None:
             say(f"loading draft {self.draft_gguf.name}", 0.5)
             self.draft_model = backend.Model(cfg.draft_model_path or "", gpu_layers=cfg.gpu_layers,
-                                             extra_buffers=cfg.cpu_extra_buffers)
+                                             extra_buffers=self.choice.extra_buffers)
             self.draft_ctx = backend.Context(  # the drafter's KV stays f16: quantized KV collapses acceptance
-                self.draft_model, n_ctx=self.ctx.n_ctx, n_batch=cfg.n_batch, threads=cfg.threads, kv_type="f16",
-                flash_attn=resolve_flash_attn(cfg.flash_attn, gpu=self.gpu, kv_type="f16"),
+                self.draft_model, n_ctx=self.ctx.n_ctx, n_batch=cfg.n_batch, threads=self.choice.threads, kv_type="f16",
+                flash_attn=self.flash_attn if cfg.kv_type == "f16" else resolve_flash_attn(cfg.flash_attn, gpu=self.gpu,
+                                                                                           kv_type="f16"),
             )
         # machine profile
-        ppath = profile_path(cfg.cache_dir, cfg.model_path, self.gpu, self.ctx.threads)
+        ppath = profile_path(cfg.cache_dir, cfg.model_path, self.gpu, self.ctx.threads, self.build)
+        self.profile_file = ppath
         prof = load_profile(ppath)
         dirty = False
         fa_key = "auto" if self.flash_attn is None else ("on" if self.flash_attn else "off")
@@ -118,10 +121,10 @@ class LocalEngine:
         if self.draft_ctx is not None and "draft_token_s" not in prof:
             prof["draft_token_s"] = token_cost(self.draft_ctx, self.model.n_vocab)
             dirty = True
-        bw = cfg.memory_bandwidth_gbs or prof.get("bandwidth_gbs", 0.0)
+        bw = cfg.memory_bandwidth_gbs or prof.get("stream_bandwidth_gbs", 0.0)
         if not bw and not self.gpu:
-            bw = memory_bandwidth_gbs()
-            prof["bandwidth_gbs"] = bw
+            bw = stream_bandwidth_gbs(threads=self.ctx.threads)
+            prof["stream_bandwidth_gbs"] = bw
             dirty = True
         if dirty:
             save_profile(ppath, prof)
@@ -133,8 +136,9 @@ class LocalEngine:
             if self.draft_ctx is not None:
                 self.draft_ctx.set_threads(eff.threads)
         self._max_window = eff.max_window or DEFAULT_MAX_WINDOW
-        self.bandwidth_gbs = float(bw or 0.0)
         self.bytes_per_token = self.gguf.bytes_per_token
+        seen = max(float(prof.get("plain_tok_s_max", 0.0)), 1.0 / self.choice.step_s if self.choice.step_s else 0.0)
+        self.bandwidth_gbs = honest_bandwidth(float(bw or 0.0), self.bytes_per_token, seen) if bw else 0.0
         self.ceiling_tok_s = self.bandwidth_gbs * 1e9 / self.bytes_per_token if self.bandwidth_gbs else 0.0
         curve = CostCurve({int(k): float(v) for k, v in prof["verify_curve"].items()})
         self.ngram = NgramDrafter(eff.ngram_key or DEFAULT_KEY_LEN)
@@ -152,6 +156,10 @@ class LocalEngine:
             self.mtp_drafter = MtpDrafter(self.ctx)
             slots["mtp"] = DrafterSlot(self.mtp_drafter, lookup=False, initial_cost=float(prof["mtp_token_s"]))
         self.speculator = Speculator(curve, slots)
+        self.prefix_cache: PrefixCache | None = None
+        if cfg.cache_dir and cfg.prefix_cache and self.mtp_drafter is None:  # the MTP context's state is not saved
+            layout = f"{model_id(cfg.model_path)}-{self.build}-{cfg.kv_type}-fa{fa_key}-eb{int(self.model.extra_buffers)}"
+            self.prefix_cache = PrefixCache(Path(cfg.cache_dir) / "prefix" / layout)
         template = self.model.chat_template()
         self._template = template
         self._info = ModelInfo(
@@ -166,6 +174,35 @@ class LocalEngine:
             n_vocab=int(self.model.n_vocab),
         )
         say("ready", 1.0)
+
+    def _load_choice(self, cfg: EngineConfig, say: Progress) -> Choice:
+        """Weight layout, threads and flash attention: the config's, the calibrated or the defaults."""
+        gpu = cfg.gpu_layers != 0 and backend.gpu_offload_supported()
+        default = Choice(backend.cpu_extra_buffers(cfg.cpu_extra_buffers, gpu=gpu),
+                         resolve_flash_attn(cfg.flash_attn, gpu=gpu, kv_type=cfg.kv_type), cfg.threads, "default")
+        if gpu:
+            return default
+        if cfg.cpu_extra_buffers is not None and cfg.flash_attn is not None and cfg.threads:
+            return Choice(cfg.cpu_extra_buffers, cfg.flash_attn, cfg.threads, "config")
+        path = calibration_path(cfg.cache_dir, cfg.model_path, self.build)
+        if not cfg.calibrate or path is None:
+            return default
+        found = calibrated(path, cfg)
+        if found is None:
+            say("calibrating weight layout, threads and flash attention (once per model and machine)", 0.07)
+            found = calibrate(path, cfg)
+        return found or default
+
+    def _note_plain_speed(self, stats: GenStats) -> None:
+        """Raise the ceiling to a plain decode that beat it (a ceiling below a real decode is not one)."""
+        if sum(stats.accepted.values()) or stats.decode_s <= 0 or stats.completion_tokens < 8 or not self.bandwidth_gbs:
+            return
+        tok_s = stats.completion_tokens / stats.decode_s
+        if tok_s > self.ceiling_tok_s:
+            self.ceiling_tok_s = tok_s
+            self.bandwidth_gbs = tok_s * self.bytes_per_token / 1e9
+            self.profile["plain_tok_s_max"] = tok_s
+            save_profile(self.profile_file, self.profile)
 
     # -- Engine protocol -----------------------------------------------------------------
     @property
@@ -241,16 +278,59 @@ class LocalEngine:
             self.draft_drafter.set_sampling(request.sampling)
         if self.mtp_drafter is not None:
             self.mtp_drafter.set_sampling(request.sampling)
+        t0 = time.perf_counter()
+        first = 0.0
+
+        def emit_timed(ev: EngineEvent) -> None:
+            nonlocal first
+            if not first and isinstance(ev, TokenEvent):
+                first = time.perf_counter() - t0
+            emit(ev)
+
         try:
-            return run(self.target, self.model, prompt, request, spec, self.speculator, emit, cancel, self.ceiling_tok_s)
+            self._restore_prefix(prompt)
+            done = run(self.target, self.model, prompt, request, spec, self.speculator, emit_timed, cancel,
+                       self.ceiling_tok_s)
+            self._note_plain_speed(done.stats)
+            done = replace(done, stats=replace(done.stats, first_token_s=first,
+                                               ceiling_tok_s=self.ceiling_tok_s or done.stats.ceiling_tok_s))
+            if done.error is None:
+                self._save_prefix(prompt, done.stats)
+            return done
         except backend.BackendError as e:
             self.target.rollback(0)
             return DoneEvent("", (), "error", GenStats(prompt_tokens=len(prompt)), error=str(e))
+
+    def _restore_prefix(self, prompt: Sequence[int]) -> None:
+        """Load the saved KV state sharing the longest prefix with ``prompt`` when it beats the cache's own."""
+        if self.prefix_cache is None:
+            return
+        m = self.prefix_cache.best(prompt)
+        if m is None or m.common < common_prefix(self.target.kv, prompt) + MIN_PREFIX:
+            return
+        toks = self.ctx.load_state(m.path)
+        self.target.kv = toks or []  # a failed load leaves the cache empty: prefill starts over
+        if toks:
+            self.prefix_cache.touch(m)
+
+    def _save_prefix(self, prompt: Sequence[int], stats: GenStats) -> None:
+        pc = self.prefix_cache
+        if pc is None or not pc.should_save(prompt, stats.prompt_tokens - stats.reused_tokens):
+            return
+        path = pc.path_for(self.target.kv)
+        if self.ctx.save_state(path, self.target.kv):
+            pc.saved(path, self.target.kv)
 
     def next_token_gap(self, tokens: Sequence[int]) -> float:
         """The target's top-2 logit gap for the token after ``tokens`` (one plain prefill, reusing
         the cached prefix): how near a tie its greedy choice there is."""
         return cast(float, self.call(lambda: top2_gap(self.target.prefill(list(tokens))[0])))
+
+    @property
+    def peer_settings(self) -> PeerSettings:
+        """The model and load settings a peer implementation runs with, to compare like with like."""
+        return PeerSettings(self.cfg.model_path, self.ctx.n_ctx, self.cfg.n_batch, self.ctx.threads,
+                                    self.cfg.gpu_layers, self.model.extra_buffers, self.cfg.draft_model_path)
 
     def call(self, fn: Callable[[], object]) -> object:
         """Run ``fn`` on the owner thread (for benchmarks that touch contexts directly)."""

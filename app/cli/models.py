@@ -78,7 +78,28 @@ def collect(cfg: Config) -> dict:
         if tinfo.mtp_layers:
             drafters.append(f"MTP heads ({tinfo.mtp_layers} layer(s))")
         t["mtp"] = "present" if tinfo.mtp_layers else "none in this GGUF"
-    return {"target": t, "draft": draft, "drafters": drafters}
+    return {"target": t, "draft": draft, "drafters": drafters, "calibration": _calibration(cfg, t)}
+
+
+def _calibration(cfg: Config, target: dict) -> dict:
+    """The load settings calibrated for the target on this machine (engine.calibrate), or why none."""
+    from engine.calibrate import describe
+    from engine.config import EngineConfig
+    from engine.paths import cache_dir
+
+    if not target.get("ready"):
+        return {"status": "target not ready"}
+    ecfg = EngineConfig(model_path=target["path"], threads=cfg.threads, flash_attn=cfg.flash_attn,
+                        cpu_extra_buffers=cfg.cpu_extra_buffers, kv_type=cfg.kv_type)
+    if cfg.cpu_extra_buffers is not None and cfg.flash_attn is not None and cfg.threads:
+        return {"status": "set in the config", "extra_buffers": cfg.cpu_extra_buffers,
+                "flash_attn": cfg.flash_attn, "threads": cfg.threads}
+    c = describe(str(cache_dir()), target["path"], ecfg)
+    if c is None:
+        return {"status": "not calibrated yet: measured at the first load on this machine"}
+    return {"status": c.label(), "extra_buffers": c.extra_buffers, "flash_attn": c.flash_attn, "threads": c.threads,
+            "step_ms": round(c.step_s * 1e3, 2), "verify_ms": round(c.verify_s * 1e3, 2),
+            "ruled_out": list(c.ruled_out)}
 
 
 def run(args: argparse.Namespace, cfg: Config) -> int:
@@ -100,5 +121,6 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
     if data["draft"] is None:
         print("draft: none configured")
     print("drafters: " + ", ".join(data["drafters"]))
+    print("calibration: " + data["calibration"]["status"])
     ok = data["target"]["ready"] or "first use" in data["target"].get("status", "")
     return 0 if ok else 1

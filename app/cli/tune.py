@@ -101,12 +101,11 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
     try:
         convs = [] if args.no_sessions else _recent_conversations()
         jobs = tune.collect_jobs(repo, convs, max_tokens=args.tokens, n_jobs=args.jobs)
-        default_threads = int(engine.ctx.threads)
         tuner = tune.Tuner(engine, jobs, modes=modes, progress=bar)
         result = tune.sweep(tuner, min_gain=args.min_gain / 100, threads=threads, quick=args.quick)
         bar("tune: done", 1.0)
         if not args.dry_run:
-            path = tune.save_tuned(ecfg, bool(engine.gpu), default_threads, result)
+            path = tune.save_tuned(engine.profile_file, result)
             result.profile = str(path or "")
     finally:
         engine.close()

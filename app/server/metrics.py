@@ -7,6 +7,7 @@ import time
 from collections import Counter
 
 from engine.types import GenStats
+from engine.types import tau as tau_of
 
 
 def _esc(v: str) -> str:
@@ -25,6 +26,7 @@ class Metrics:
         self.prompt_tokens = 0
         self.reused_tokens = 0
         self.completion_tokens = 0
+        self.emitted_tokens = 0  # tau's numerator (engine.types.tau)
         self.verify_passes = 0
         self.prefill_s = 0.0
         self.decode_s = 0.0
@@ -48,6 +50,7 @@ class Metrics:
             self.prompt_tokens += stats.prompt_tokens
             self.reused_tokens += stats.reused_tokens
             self.completion_tokens += stats.completion_tokens
+            self.emitted_tokens += stats.emitted
             self.verify_passes += stats.verify_passes
             self.prefill_s += stats.prefill_s
             self.decode_s += stats.decode_s
@@ -84,7 +87,7 @@ class Metrics:
             metric("tau_verify_passes_total", "counter", "Target-model decode passes.", [("", self.verify_passes)])
             metric("tau_prefill_seconds_total", "counter", "Seconds spent in prefill.", [("", float(self.prefill_s))])
             metric("tau_decode_seconds_total", "counter", "Seconds spent decoding.", [("", float(self.decode_s))])
-            tau = self.completion_tokens / self.verify_passes if self.verify_passes else 0.0
+            tau = tau_of(self.emitted_tokens, self.verify_passes)
             tps = self.completion_tokens / self.decode_s if self.decode_s > 0 else 0.0
             metric("tau_tau", "gauge", "Tokens per verify pass over all generations.", [("", float(tau))])
             metric("tau_decode_tokens_per_second", "gauge", "Decode speed over all generations.", [("", float(tps))])

@@ -9,26 +9,25 @@ job so they share the machine's load. A candidate replaces the current best only
 is at least ``min_gain`` faster; at the end the defaults and the choice are measured once
 more, side by side, and the choice is kept only if it still wins.
 
-The result goes into the engine's profile JSON (the file ``engine.lab.measure`` keeps the
-verify-cost curve in) under ``"tuned"``; :func:`tuned_settings`, :func:`apply_tuned` and
-:func:`tuned_spec` are what ``LocalEngine`` calls to use it.
+The result goes into the engine's profile JSON (engine.profile, beside the verify-cost
+curve) under ``"tuned"``; engine.tuned is how ``LocalEngine`` reads it.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from engine.config import EngineConfig
 from engine.drafters.ngram import DEFAULT_KEY_LEN
-from engine.lab.measure import load_profile, profile_path, save_profile
+from engine.lab.tunejobs import Job, builtin_jobs, collect_jobs, repo_jobs, session_jobs  # noqa: F401  (the lab's API)
 from engine.policy import Acceptance
+from engine.profile import load_profile, save_profile
 from engine.spec import DEFAULT_MAX_WINDOW, SpecConfig, spec_preset
+from engine.tuned import Setting, apply_tuned, tuned_settings, tuned_spec  # noqa: F401  (the lab's API)
 from engine.types import DoneEvent, GenerateRequest, SamplingParams
 
 Progress = Callable[[str, float], None]
@@ -38,216 +37,6 @@ KEYS = (3, 4, 6)
 GREEDY = SamplingParams(temperature=0.0)
 SAMPLED = SamplingParams(temperature=0.6, top_p=0.95, seed=1234)
 MODES = {"greedy": GREEDY, "sampled": SAMPLED}
-SOURCE_EXT = {
-    ".py": "python",
-    ".ts": "typescript",
-    ".tsx": "tsx",
-    ".js": "javascript",
-    ".go": "go",
-    ".rs": "rust",
-    ".java": "java",
-    ".c": "c",
-    ".h": "c",
-    ".cc": "cpp",
-    ".cpp": "cpp",
-    ".rb": "ruby",
-    ".kt": "kotlin",
-    ".swift": "swift",
-    ".sh": "bash",
-    ".toml": "toml",
-    ".md": "markdown",
-}
-SYSTEM = "You are a careful senior software engineer. Follow the instructions exactly."
-
-
-# ---- settings --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Setting:
-    max_window: int
-    ngram_key: int
-    threads: int
-    draft: bool
-
-    def label(self) -> str:
-        return f"window {self.max_window}, key {self.ngram_key}, {self.threads} threads, draft {'on' if self.draft else 'off'}"
-
-    def to_profile(self) -> dict[str, Any]:
-        return {
-            "max_window": self.max_window,
-            "ngram_key": self.ngram_key,
-            "threads": self.threads,
-            "draft": self.draft,
-        }
-
-
-def tuned_settings(profile: dict[str, Any]) -> Setting | None:
-    """The ``"tuned"`` section of a profile, validated (None when absent or malformed)."""
-    t = profile.get("tuned")
-    if not isinstance(t, dict):
-        return None
-    try:
-        s = Setting(int(t["max_window"]), int(t["ngram_key"]), int(t["threads"]), bool(t["draft"]))
-    except (KeyError, TypeError, ValueError):
-        return None
-    if not (1 <= s.max_window <= 64 and 1 <= s.ngram_key <= 16 and s.threads >= 1):
-        return None
-    return s
-
-
-def apply_tuned(cfg: EngineConfig, tuned: Setting | None) -> EngineConfig:
-    """cfg with the tuned values filled in where the user left the default (0); explicit settings win."""
-    if tuned is None:
-        return cfg
-    return replace(
-        cfg,
-        max_window=cfg.max_window or tuned.max_window,
-        ngram_key=cfg.ngram_key or tuned.ngram_key,
-        threads=cfg.threads or tuned.threads,
-    )
-
-
-def tuned_spec(spec: SpecConfig, tuned: Setting | None, mode: str = "auto") -> SpecConfig:
-    """Drop the draft model from the ``auto`` preset when tuning found it slower."""
-    if tuned is None or tuned.draft or mode != "auto" or "draft" not in spec.drafters:
-        return spec
-    return replace(spec, drafters=tuple(d for d in spec.drafters if d != "draft"))
-
-
-# ---- workload --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Job:
-    name: str
-    kind: str  # repo | session | builtin
-    messages: tuple[dict, ...]
-    max_tokens: int
-
-
-def repo_jobs(
-    root: str | Path, n: int = 2, max_tokens: int = 96, min_bytes: int = 600, max_bytes: int = 3500
-) -> list[Job]:
-    """Whole-file edit tasks on source files of the repository at ``root``."""
-    root = Path(root)
-    files: list[Path] = []
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "ls-files"], capture_output=True, text=True, timeout=10, check=False
-        )
-        if out.returncode == 0:
-            files = [root / f for f in out.stdout.splitlines()]
-    except (OSError, subprocess.SubprocessError):
-        files = []
-    if not files:
-        for dirpath, dirnames, names in os.walk(root):
-            dirnames[:] = [
-                d
-                for d in dirnames
-                if not d.startswith(".") and d not in ("node_modules", "venv", "__pycache__")
-            ]
-            files += [Path(dirpath) / x for x in names]
-            if len(files) > 5000:
-                break
-    cands: list[tuple[int, Path]] = []
-    for f in files:
-        lang = SOURCE_EXT.get(f.suffix)
-        if lang is None or lang == "markdown":
-            continue
-        try:
-            size = f.stat().st_size
-        except OSError:
-            continue
-        if min_bytes <= size <= max_bytes:
-            cands.append((size, f))
-    cands.sort(key=lambda x: (-x[0], str(x[1])))
-    jobs: list[Job] = []
-    for _, f in cands:
-        try:
-            text = f.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        rel = f.relative_to(root) if f.is_relative_to(root) else f
-        user = (
-            f"Here is `{rel}`:\n\n```{SOURCE_EXT[f.suffix]}\n{text}```\n\nAdd a one-line comment above every function, "
-            "method and class that says what it does. Reply with the complete updated file in a single code block "
-            "and nothing else."
-        )
-        jobs.append(
-            Job(
-                f"repo:{rel}",
-                "repo",
-                ({"role": "system", "content": SYSTEM}, {"role": "user", "content": user}),
-                max_tokens,
-            )
-        )
-        if len(jobs) >= n:
-            break
-    return jobs
-
-
-def session_jobs(
-    conversations: Sequence[Sequence[dict]], n: int = 1, max_tokens: int = 96, max_chars: int = 6000
-) -> list[Job]:
-    """Replay assistant turns of recent conversations (newest first): the messages before a
-    reply become the prompt; the newest ``n`` replies with text are used."""
-    jobs: list[Job] = []
-    for ci, conv in enumerate(conversations):
-        msgs = [m for m in conv if isinstance(m, dict) and isinstance(m.get("content"), str)]
-        for i in range(len(msgs) - 1, 0, -1):
-            m = msgs[i]
-            if m.get("role") != "assistant" or len(m["content"].strip()) < 40:
-                continue
-            ctx: list[dict] = []
-            size = 0
-            for prev in reversed(msgs[:i]):
-                if size + len(prev["content"]) > max_chars and ctx:
-                    break
-                ctx.insert(0, {"role": prev["role"], "content": prev["content"]})
-                size += len(prev["content"])
-            if not ctx or ctx[-1]["role"] == "assistant":
-                continue
-            jobs.append(Job(f"session{ci}:turn{i}", "session", tuple(ctx), max_tokens))
-            break
-        if len(jobs) >= n:
-            break
-    return jobs
-
-
-def builtin_jobs(max_tokens: int = 96) -> list[Job]:
-    """Whole-file edits of the bench's sample files (engine.lab.benchdata), or a small inline one."""
-    try:
-        from engine.lab.benchdata.workloads import EDIT_GO, EDIT_PY
-
-        return [
-            Job("builtin:" + w.name, "builtin", tuple(w.turns[0]), max_tokens) for w in (EDIT_PY, EDIT_GO)
-        ]
-    except Exception:  # noqa: BLE001 - the bench data is optional
-        code = (
-            "def mean(xs):\n    return sum(xs) / len(xs)\n\n\ndef median(xs):\n    s = sorted(xs)\n    n = len(s)\n"
-            "    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2\n"
-        )
-        user = f"Here is `stats.py`:\n\n```python\n{code}```\n\nAdd type hints and a docstring to both functions. Reply with the complete updated file."
-        return [
-            Job(
-                "builtin:stats",
-                "builtin",
-                ({"role": "system", "content": SYSTEM}, {"role": "user", "content": user}),
-                max_tokens,
-            )
-        ]
-
-
-def collect_jobs(
-    repo: str | Path | None, conversations: Sequence[Sequence[dict]], *, max_tokens: int = 96, n_jobs: int = 3
-) -> list[Job]:
-    jobs = session_jobs(conversations, n=1, max_tokens=max_tokens)
-    if repo is not None:
-        jobs += repo_jobs(repo, n=n_jobs - len(jobs), max_tokens=max_tokens)
-    if not jobs:
-        jobs = builtin_jobs(max_tokens)
-    return jobs[:n_jobs]
 
 
 # ---- measuring -------------------------------------------------------------------------
@@ -519,9 +308,8 @@ def sweep(
     )
 
 
-def save_tuned(cfg: EngineConfig, gpu: bool, threads: int, result: TuneResult) -> Path | None:
-    """Write the choice into the profile the engine loads for this model and machine."""
-    path = profile_path(cfg.cache_dir, cfg.model_path, gpu, threads)
+def save_tuned(path: Path | None, result: TuneResult) -> Path | None:
+    """Write the choice into the profile the engine loaded (``LocalEngine.profile_file``)."""
     if path is None:
         return None
     prof = load_profile(path)

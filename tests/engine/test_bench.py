@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.lab import bench
+from engine.lab import bench, benchreport, benchresult, benchsim
 from engine.lab.benchdata import workloads
 from engine.lab.benchdata.workloads import Workload
 
@@ -20,18 +20,18 @@ def test_bench_runs_every_configuration_side_by_side(tiny_engine, monkeypatch: p
     plain = results[0]
     assert plain.config == "plain" and plain.speedup == pytest.approx(1.0)
     assert plain.simulated is not None and plain.simulated["ngram"] > 0 and plain.simulated["ceiling"] >= 1.0
-    assert "simulated: ngram" in bench.format_table(results)
+    assert "simulated: ngram" in benchreport.format_table(results)
     assert plain.drift is not None and plain.drift > 0  # plain also ran after the others
-    assert "closing plain run" in bench.format_table(results)
+    assert "closing plain run" in benchreport.format_table(results)
     for r in results:
         assert r.tokens > 0 and r.decode_tok_s > 0
         if r.config not in ("plain", "peer-lookup"):
             assert r.tau >= 1.0
     greedy = [r for r in results if r.mode == "greedy" and r.same_as_plain is not None]
     assert greedy and all(r.first_divergence is None or r.first_divergence >= 0 for r in greedy)
-    table = bench.format_table(results)
+    table = benchreport.format_table(results)
     assert "peer-lookup" in table and "speedup" in table
-    s = bench.summary(results)
+    s = benchreport.summary(results)
     assert s["greedy_runs_compared"] == len(greedy)
     # the bench leaves the overlay as it found it
     assert tiny_engine.ngram.n_sources == 0
@@ -53,11 +53,11 @@ def test_key_length_sweep_configs_use_their_own_overlay(tiny_engine, monkeypatch
 
 
 def test_bracket_pools_the_opening_and_closing_plain_runs() -> None:
-    def run(tokens: int, dec: float) -> bench.RunResult:
-        return bench.RunResult("w", "greedy", "plain", tokens, tokens / dec, tokens / (dec + 1), 1.0, [], {}, {},
+    def run(tokens: int, dec: float) -> benchresult.RunResult:
+        return benchresult.RunResult("w", "greedy", "plain", tokens, tokens / dec, tokens / (dec + 1), 1.0, [], {}, {},
                                decode_s=dec, wall_s=dec + 1)
 
-    base = bench.bracket(run(100, 10.0), run(100, 20.0))
+    base = benchresult.bracket(run(100, 10.0), run(100, 20.0))
     assert base.decode_tok_s == pytest.approx(200 / 30)
     assert base.wall_tok_s == pytest.approx(200 / 32)
     assert base.drift == pytest.approx(0.5)
@@ -87,9 +87,9 @@ def test_divergence_gap_is_plains_top2_gap_in_the_right_turn(tiny_engine) -> Non
         return float(tiny_engine.call(f))
 
     i = n1 + 2  # the third token of the second turn
-    assert bench.divergence_gap(tiny_engine, wl, base, i) == pytest.approx(direct(t2, base.token_ids[n1:i]), abs=1e-4)
-    assert bench.divergence_gap(tiny_engine, wl, base, 1) == pytest.approx(direct(t1, base.token_ids[:1]), abs=1e-4)
-    assert bench.divergence_gap(tiny_engine, wl, base, len(base.token_ids) + 1) is None
+    assert benchsim.divergence_gap(tiny_engine, wl, base, i) == pytest.approx(direct(t2, base.token_ids[n1:i]), abs=1e-4)
+    assert benchsim.divergence_gap(tiny_engine, wl, base, 1) == pytest.approx(direct(t1, base.token_ids[:1]), abs=1e-4)
+    assert benchsim.divergence_gap(tiny_engine, wl, base, len(base.token_ids) + 1) is None
 
 
 def test_rounds_rotate_the_order_vary_the_seed_and_pool(tiny_engine, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -122,19 +122,19 @@ def test_rounds_rotate_the_order_vary_the_seed_and_pool(tiny_engine, monkeypatch
     # all six plain runs (two a round) pooled: a speed between the slowest and the fastest of them
     assert min(plain_speeds) <= plain.decode_tok_s <= max(plain_speeds)
     assert ngram.speedup == pytest.approx(ngram.decode_tok_s / plain.decode_tok_s)
-    assert "rounds" in bench.format_table(results)
+    assert "rounds" in benchreport.format_table(results)
     with pytest.raises(ValueError, match="rounds"):
         bench.run_bench(tiny_engine, "tiny", ("greedy",), rounds=0)
 
 
 def test_pool_keeps_a_round_that_differs_from_plain() -> None:
-    def run(same: bool, div: int | None, speed: float) -> bench.RunResult:
-        r = bench.RunResult("w", "greedy", "ngram", 10, 10 / speed, 10 / speed, 2.0, [], {"ngram": 4}, {"ngram": 3},
+    def run(same: bool, div: int | None, speed: float) -> benchresult.RunResult:
+        r = benchresult.RunResult("w", "greedy", "ngram", 10, 10 / speed, 10 / speed, 2.0, [], {"ngram": 4}, {"ngram": 3},
                             decode_s=speed, wall_s=speed)
         r.same_as_plain, r.first_divergence, r.speedup = same, div, 1 / speed
         return r
 
-    p = bench.pool([run(True, None, 1.0), run(False, 7, 2.0)])
+    p = benchresult.pool([run(True, None, 1.0), run(False, 7, 2.0)])
     assert p.same_as_plain is False and p.first_divergence == 7
     assert p.tokens == 20 and p.decode_tok_s == pytest.approx(20 / 3.0)
     assert p.drafted == {"ngram": 8} and p.tau == pytest.approx(2.0)

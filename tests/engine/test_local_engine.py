@@ -103,3 +103,31 @@ def test_each_sampling_mode_refines_its_own_copy_of_the_measured_curve(tiny_engi
     assert set(spec.curves) == {"greedy", "sampled"}
     assert spec.curve.points == measured  # the measurement itself stays as measured
     assert all(c.points != measured for c in spec.curves.values())  # each learned from its own passes
+
+
+def test_the_displayed_ceiling_is_never_below_a_measured_plain_decode(tmp_path) -> None:
+    # a configured bandwidth far below what the machine moves: the ceiling it implies is beaten by
+    # a real plain decode, so the engine raises it to that decode (and remembers it for the next load)
+    from engine.config import EngineConfig
+    from engine.local import LocalEngine
+    from tests.engine.tinymodel import write_tiny_model
+
+    model = str(write_tiny_model(tmp_path / "tiny.gguf", vocab=300, byte_fallback=True))
+    cfg = EngineConfig(model_path=model, n_ctx=256, threads=1, cache_dir=str(tmp_path), memory_bandwidth_gbs=1e-9)
+    req = GenerateRequest("a b c d", max_tokens=48, spec="off", sampling=SamplingParams(temperature=1.0, seed=4))
+    eng = LocalEngine.load(cfg)
+    try:
+        assert eng.ceiling_tok_s < 1.0  # what the configured figure alone implies
+        done = generate(eng, req)
+        assert done.stats.completion_tokens >= 8 and sum(done.stats.accepted.values()) == 0
+        assert done.stats.ceiling_tok_s >= done.stats.decode_tok_s > 0
+        nxt = generate(eng, req)
+        assert nxt.stats.ceiling_tok_s >= max(done.stats.decode_tok_s, nxt.stats.decode_tok_s)
+        best = max(done.stats.decode_tok_s, nxt.stats.decode_tok_s)
+    finally:
+        eng.close()
+    eng = LocalEngine.load(cfg)
+    try:
+        assert eng.ceiling_tok_s >= best
+    finally:
+        eng.close()

@@ -138,7 +138,7 @@ def test_the_tabled_curve_follows_what_it_observes() -> None:
 def test_the_verify_curve_charges_a_pass_what_it_costs_the_step_after_it() -> None:
     # a CUDA build replays a captured graph for repeated single-token steps; any other batch
     # size makes the next single step re-capture it. A pass must be charged that.
-    from engine.lab.measure import verify_curve
+    from engine.costs import verify_curve
 
     class GraphContext:
         n_ctx = 4096

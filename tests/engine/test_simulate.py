@@ -6,8 +6,8 @@ import pytest
 
 from engine.drafters.ngram import NgramDrafter
 from engine.drafters.replay import ReplayDrafter
-from engine.policy import CostCurve
 from engine.lab.simulate import OracleContext, VirtualClock, ceiling, matches, simulate
+from engine.policy import CostCurve
 from engine.spec import SpecConfig
 
 CURVE = {1: 1.0, 2: 1.4, 3: 1.7, 4: 2.0, 8: 3.0, 16: 3.6, 24: 4.5}

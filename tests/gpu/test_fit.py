@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from engine.lab import fit
+from engine import devices, memfit
 from engine.config import EngineConfig
-from engine.lab.fit import DeviceMemory, FitError, GiB, check_fit, estimate, kv_bytes_per_token
+from engine.devices import DeviceMemory, GiB
 from engine.lab.gpu.synthetic import synthetic_info
+from engine.memfit import FitError, check_fit, estimate, kv_bytes_per_token
 
 D27 = synthetic_info("dense-27b")
 D15 = synthetic_info("dense-1.5b")
@@ -98,7 +99,7 @@ def test_cpu_build_checks_system_memory() -> None:
 
 
 def test_check_fit_raises_one_line_fit_error(monkeypatch) -> None:
-    monkeypatch.setattr(fit, "read_gguf", _read)
+    monkeypatch.setattr(memfit, "read_gguf", _read)
     cfg = EngineConfig(model_path="d27.gguf", n_ctx=32768)
     with pytest.raises(FitError) as e:
         check_fit(cfg, gpu=True, device=rtx4090(20.0), host_available=64 * GiB)
@@ -114,8 +115,8 @@ def test_check_fit_raises_one_line_fit_error(monkeypatch) -> None:
 
 
 def test_unknown_device_memory_is_a_warning_not_an_error(monkeypatch) -> None:
-    monkeypatch.setattr(fit, "read_gguf", _read)
-    monkeypatch.setattr(fit, "gpu_devices", lambda: None)
+    monkeypatch.setattr(memfit, "read_gguf", _read)
+    monkeypatch.setattr(memfit, "gpu_devices", lambda: None)
     rep = check_fit(EngineConfig(model_path="d27.gguf", n_ctx=32768), gpu=True, host_available=64 * GiB)
     assert rep.fits and any("unknown" in w for w in rep.warnings)
 
@@ -126,15 +127,15 @@ def test_probes_parse_nvidia_smi_rocm_smi_and_meminfo(monkeypatch, tmp_path) -> 
         "rocm-smi": '{"card0": {"VRAM Total Memory (B)": "25753026560", "VRAM Total Used Memory (B)": "1073741824",'
         ' "Card Series": "Radeon RX 7900 XTX"}}',
     }
-    monkeypatch.setattr(fit, "_run", lambda cmd, timeout=5.0: outputs.get(cmd[0]))
+    monkeypatch.setattr(devices, "_run", lambda cmd, timeout=5.0: outputs.get(cmd[0]))
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    d = fit.nvidia_devices()
+    d = devices.nvidia_devices()
     assert d is not None and d.count == 2 and d.free == (23012 + 24000) * (1 << 20)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
-    d = fit.nvidia_devices()
+    d = devices.nvidia_devices()
     assert d is not None and d.count == 1 and d.free == 24000 * (1 << 20)
-    r = fit.rocm_devices()
+    r = devices.rocm_devices()
     assert r is not None and r.name == "Radeon RX 7900 XTX" and r.free == 25753026560 - 1073741824
     mi = tmp_path / "meminfo"
     mi.write_text("MemTotal:       24000000 kB\nMemFree:  1000 kB\nMemAvailable:   12000000 kB\n")
-    assert fit.host_memory(str(mi)) == (24000000 * 1024, 12000000 * 1024)
+    assert devices.host_memory(str(mi)) == (24000000 * 1024, 12000000 * 1024)

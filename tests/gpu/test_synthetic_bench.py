@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
-from engine.lab.gpu.synthetic_bench import ADAPTIVE_CASES, SPEC_CASES, bandwidth_for, format_table, run_synthetic
+from engine.lab.gpu.synthetic_bench import ADAPTIVE_CASES, SPEC_CASES, run_synthetic
+from engine.lab.gpu.synthetic_device import bandwidth_for
+from engine.lab.gpu.synthetic_report import format_table
 
 
 def test_bandwidth_table_matches_longest_name_first() -> None:
@@ -52,7 +54,7 @@ def test_run_synthetic_tiny(tiny_synth, tmp_path) -> None:
 def test_conditional_acceptance_learns_a_constant_rate() -> None:
     import random
 
-    from engine.lab.gpu.synthetic_bench import ConditionalAcceptance
+    from engine.lab.gpu.synthetic_loops import ConditionalAcceptance
 
     acc = ConditionalAcceptance()
     rng = random.Random(0)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.lab import tune
 from engine.config import EngineConfig
-from engine.lab.measure import load_profile, profile_path
+from engine.lab import tune
+from engine.profile import load_profile, profile_path
 from engine.spec import DEFAULT_MAX_WINDOW, SpecConfig, spec_preset
 from engine.types import DoneEvent, GenStats
 
@@ -78,8 +78,9 @@ def test_sweep_finds_the_known_best_and_reports_the_gain(tmp_path) -> None:
     assert {s.max_window for s in eng.seen} == set(tune.WINDOWS) == {8, 16, 24, 40}
     text = tune.format_result(r)
     assert "chosen:   window 8, key 3, 2 threads, draft off" in text
-    path = tune.save_tuned(cfg, False, 2, r)
-    assert path == profile_path(cfg.cache_dir, cfg.model_path, False, 2)
+    want = profile_path(cfg.cache_dir, cfg.model_path, False, 2)
+    path = tune.save_tuned(want, r)
+    assert path == want and want is not None and want.exists()
     prof = load_profile(path)
     assert tune.tuned_settings(prof) == r.chosen and prof["tuned"]["gain_pct"] > 70
 

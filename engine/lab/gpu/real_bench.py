@@ -14,8 +14,9 @@ import sys
 import time
 
 from engine import backend  # noqa: F401  (llama_cpp before numpy)
-from engine.lab.bench import format_table, results_json, run_bench
 from engine.config import EngineConfig
+from engine.lab.bench import run_bench
+from engine.lab.benchreport import format_table, results_json
 from engine.local import LocalEngine
 
 

@@ -11,20 +11,17 @@ On whatever device the llama.cpp build drives (CUDA, ROCm, Vulkan, CPU) it measu
    at synthetic tau 4 and 8, against the curve's prediction tau / cost(K+1) (goal: 10%);
 5. the GPU settings a user needs: target KV q8_0 / q4_0 (flash attention), an f16 context
    as the drafter's, partial offload, and how the fit check's estimate compares with the
-   memory the device really gave.
-
-Import order matters on CUDA builds: ``engine.backend`` (llama_cpp) comes before numpy.
+   memory the device really gave (engine.lab.gpu.synthetic_engine).
 """
 
 # ruff: noqa: I001  (engine.backend, which imports llama_cpp, must come before numpy)
+
 from __future__ import annotations
 
 from engine import backend
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import sys
 import time
@@ -32,66 +29,22 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 from engine.config import EngineConfig
-from engine.decoder import Target, run
-from engine.speculator import DrafterSlot, Speculator
+from engine.speculator import DrafterSlot
 from engine.drafters.replay import ReplayDrafter, expected_tau, rates_for_tau
-from engine.lab.fit import GiB, check_fit, gpu_devices, nvidia_devices
+from engine.devices import GiB
+from engine.memfit import check_fit
 from engine.gguf_info import read_gguf
 from engine.lab.gpu.synthetic import get_shape, write_synthetic
-from engine.policy import MAX_WINDOW, Acceptance, CostCurve, _Counts
+from engine.lab.gpu.synthetic_device import device_info, _used_mib
+from engine.lab.gpu.synthetic_loops import PROMPT_TOKENS, ConditionalAcceptance, _Bench, _pick_prompt
+from engine.lab.gpu.synthetic_engine import local_engine_check
+from engine.lab.gpu.synthetic_report import format_table
 from engine.spec import SpecConfig
-from engine.types import GenerateRequest, SamplingParams
 
 Progress = Callable[[str, float], None]
 
-# Vendor datasheet memory bandwidth, GB/s (matched by substring of the device name, longest first).
-GPU_BANDWIDTH_GBS: dict[str, float] = {
-    "H200": 4800,
-    "H100 NVL": 3900,
-    "H100 PCIe": 2000,
-    "H100": 3350,
-    "GH200": 4000,
-    "B200": 8000,
-    "A100-SXM4-80GB": 2039,
-    "A100 80GB PCIe": 1935,
-    "A100-PCIE-80GB": 1935,
-    "A100": 1555,
-    "L40S": 864,
-    "L40": 864,
-    "L4": 300,
-    "A10G": 600,
-    "A10": 600,
-    "A40": 696,
-    "A6000": 768,
-    "RTX 6000 Ada": 960,
-    "RTX 5090": 1792,
-    "RTX 5080": 960,
-    "RTX 4090": 1008,
-    "RTX 4080 SUPER": 736,
-    "RTX 4080": 717,
-    "RTX 4070 Ti SUPER": 672,
-    "RTX 4070 Ti": 504,
-    "RTX 4060 Ti": 288,
-    "RTX 3090 Ti": 1008,
-    "RTX 3090": 936,
-    "RTX 3080 Ti": 912,
-    "RTX 3080": 760,
-    "V100": 900,
-    "T4": 320,
-    "MI300X": 5300,
-    "MI325X": 6000,
-    "MI250X": 3277,
-    "MI250": 3277,
-    "MI210": 1638,
-    "7900 XTX": 960,
-    "7900 XT": 800,
-    "W7900": 864,
-}
-
-PROMPT_TOKENS = 512
 CURVE_MAX = 33  # rows: verifying up to 32 drafted tokens
 SPEC_CASES: tuple[tuple[str, int, tuple[float, ...]], ...] = (
     ("tau4-K3", 3, tuple(rates_for_tau(4, 3))),
@@ -104,147 +57,6 @@ ADAPTIVE_CASES: tuple[tuple[str, int, tuple[float, ...]], ...] = (
     ("a0.8", 24, (0.8,)),
     ("a0.9", 24, (0.9,)),
 )
-
-
-def bandwidth_for(name: str) -> float:
-    for key in sorted(GPU_BANDWIDTH_GBS, key=len, reverse=True):
-        if key.lower() in name.lower():
-            return GPU_BANDWIDTH_GBS[key]
-    return 0.0
-
-
-def device_info() -> dict[str, Any]:
-    gpu = backend.gpu_offload_supported()
-    dev = gpu_devices() if gpu else None
-    info: dict[str, Any] = {
-        "gpu_offload": gpu,
-        "host": platform.node(),
-        "cpu_count": os.cpu_count(),
-        "system_info": backend.system_info().strip(),
-    }
-    if dev is not None:
-        info.update(
-            kind=dev.kind,
-            name=dev.name,
-            count=dev.count,
-            total_gib=round(dev.total / GiB, 1),
-            free_gib=round(dev.free / GiB, 1),
-        )
-        info["bandwidth_gbs"] = bandwidth_for(dev.name) * dev.count
-        info["bandwidth_source"] = "datasheet" if info["bandwidth_gbs"] else "unknown"
-    else:
-        from engine.lab.measure import memory_bandwidth_gbs
-
-        info.update(kind="cpu", name=platform.processor() or platform.machine())
-        info["bandwidth_gbs"] = round(memory_bandwidth_gbs(), 1)
-        info["bandwidth_source"] = "measured copy (host memory)"
-    return info
-
-
-def _used_mib() -> int | None:
-    d = nvidia_devices()
-    return None if d is None else int((d.total - d.free) / (1 << 20))
-
-
-class ConditionalAcceptance(Acceptance):
-    """The policy's acceptance estimate with positions counted as reached only up to the first
-    rejection, so ``rates`` are P(accept i | accepted < i) as the policy multiplies them
-    (the proposed fix for ``engine.policy.Acceptance.update``; compared side by side here)."""
-
-    def update(self, drafter: str, bucket: int, drafted: int, accepted: int) -> None:
-        c = self._c.setdefault((drafter, bucket), _Counts())
-        for i in range(MAX_WINDOW):
-            c.reached[i] *= self.decay
-            c.accepted[i] *= self.decay
-        for i in range(min(drafted, accepted + 1, MAX_WINDOW)):
-            c.reached[i] += 1
-            if i < accepted:
-                c.accepted[i] += 1
-
-
-class _Bench:
-    def __init__(self, model: backend.Model, ctx: backend.Context, prompt: list[int], say: Progress) -> None:
-        self.model = model
-        self.ctx = ctx
-        self.prompt = prompt
-        self.say = say
-
-    def prefill(self) -> tuple[float, int]:
-        self.ctx.clear()
-        t0 = time.perf_counter()
-        rows = self.ctx.decode(self.prompt, 0, all_logits=False)
-        dt = time.perf_counter() - t0
-        assert rows is not None
-        return dt, int(np.argmax(rows[-1]))
-
-    def raw_loop(self, n: int) -> tuple[list[float], list[int]]:
-        """Prefill, then n-1 single-token steps of decode + argmax. Returns step times and tokens."""
-        _, tok = self.prefill()
-        out = [tok]
-        pos = len(self.prompt)
-        times: list[float] = []
-        decode = self.ctx.decode
-        for _ in range(n - 1):
-            t0 = time.perf_counter()
-            rows = decode([tok], pos, all_logits=False)
-            tok = int(np.argmax(rows[-1]))  # type: ignore[index]
-            times.append(time.perf_counter() - t0)
-            out.append(tok)
-            pos += 1
-        return times, out
-
-    def engine_run(
-        self,
-        n: int,
-        spec: SpecConfig,
-        slots: dict[str, DrafterSlot],
-        curve: dict[int, float],
-        acceptance: Acceptance | None = None,
-    ) -> dict[str, Any]:
-        self.ctx.clear()
-        target = Target(self.ctx)
-        sp = Speculator(CostCurve(dict(curve)), slots, acceptance)
-        req = GenerateRequest(
-            prompt=tuple(self.prompt), max_tokens=n, sampling=SamplingParams(temperature=0.0)
-        )
-        done = run(target, self.model, self.prompt, req, spec, sp, lambda _e: None)  # type: ignore[arg-type]
-        st = done.stats
-        passes = st.verify_passes - 1  # the first pass is the prefill
-        return {
-            "finish": done.finish_reason,
-            "tokens": list(done.token_ids),
-            "completion": st.completion_tokens,
-            "decode_s": st.decode_s,
-            "passes": passes,
-            "step_s": st.decode_s / passes if passes else 0.0,
-            "tok_s": (st.completion_tokens - 1) / st.decode_s if st.decode_s else 0.0,
-            "tau": (st.completion_tokens - 1) / passes if passes else 0.0,
-            "drafted": sum(st.drafted.values()),
-            "accepted": sum(st.accepted.values()),
-        }
-
-    def curve(self, base: int, max_n: int, reps: int) -> dict[int, float]:
-        """Median seconds to evaluate n rows (all logits) at position ``base``."""
-        rng = np.random.default_rng(1)
-        self.ctx.clear()
-        self.ctx.decode(self.prompt[:base], 0, all_logits=False)
-        out: dict[int, float] = {}
-        for n in range(1, max_n + 1):
-            ts = []
-            for _ in range(reps + 1):
-                toks = [int(t) for t in rng.integers(1000, 100000, n)]
-                t0 = time.perf_counter()
-                self.ctx.decode(toks, base, all_logits=True)
-                ts.append(time.perf_counter() - t0)
-                self.ctx.truncate(base)
-            out[n] = statistics.median(ts[1:])
-            self.say("verify-cost curve", n / max_n)
-        return out
-
-
-def _pick_prompt(model: backend.Model, n: int, seed: int) -> list[int]:
-    rng = np.random.default_rng(seed)
-    return [int(t) for t in rng.integers(1000, min(100000, model.n_vocab - 1), n)]
 
 
 def run_synthetic(
@@ -523,142 +335,6 @@ def run_synthetic(
         save()
     say("done", 1.0)
     return res
-
-
-def local_engine_check(
-    model_path: str, draft_path: str, out: Path, *, n_ctx: int, gpu_layers: int, tokens: int
-) -> dict[str, Any]:
-    """The real ``LocalEngine`` with a GPU user's settings: target KV q8_0 with flash attention,
-    a draft model (whose KV cache the engine keeps f16), all layers offloaded; the fit check's
-    estimate for exactly that against the device memory it really took."""
-    from engine.local import LocalEngine
-    from engine.types import DoneEvent
-
-    cfg = EngineConfig(
-        model_path=model_path,
-        draft_model_path=draft_path,
-        n_ctx=n_ctx,
-        gpu_layers=gpu_layers,
-        flash_attn=True,
-        kv_type="q8_0",
-        cache_dir=str(out / "cache"),
-        log_path=str(out / "llama.log"),
-    )
-    rep = check_fit(cfg, raise_error=False)
-    used0 = _used_mib()
-    t0 = time.perf_counter()
-    eng = LocalEngine.load(cfg)
-    info: dict[str, Any] = {
-        "load_s": round(time.perf_counter() - t0, 2),
-        "backend": eng.info.backend,
-        "fit_need_device_gib": round(rep.need_device / GiB, 3),
-        "fits": rep.fits,
-    }
-    used1 = _used_mib()
-    if used0 is not None and used1 is not None:
-        info["device_used_gib"] = round((used1 - used0) / 1024, 3)
-    try:
-        prompt = tuple(_pick_prompt(eng.model, PROMPT_TOKENS, 0))
-        for spec in ("off", "draft", "auto"):
-            req = GenerateRequest(
-                prompt=prompt, max_tokens=tokens, sampling=SamplingParams(temperature=0.0), spec=spec
-            )
-            done = None
-            for ev in eng.stream(req):
-                if isinstance(ev, DoneEvent):
-                    done = ev
-            assert done is not None
-            st = done.stats
-            info[f"spec_{spec}"] = {
-                "finish": done.finish_reason,
-                "error": done.error,
-                "tokens": st.completion_tokens,
-                "decode_tok_s": round(st.decode_tok_s, 2),
-                "tau": round(st.tau, 3),
-                "drafted": st.drafted,
-                "accepted": st.accepted,
-            }
-    finally:
-        eng.close()
-    return info
-
-
-def format_table(res: dict[str, Any]) -> str:
-    lines = []
-    dev = res.get("device", {})
-    m = res.get("model", {})
-    lines.append(
-        f"synthetic {res.get('shape')} on {dev.get('name')} ({dev.get('kind')}): {m.get('file_gib')} GiB file, "
-        f"{m.get('bytes_per_token', 0) / 1e9:.2f} GB read per token"
-    )
-    bw = dev.get("bandwidth_gbs")
-    p = res.get("plain")
-    if p:
-        lines.append(
-            f"plain decode      raw loop {p['raw_tok_s']:8.2f} tok/s   engine {p['engine_tok_s']:8.2f} tok/s   "
-            f"overhead {p['overhead_pct']:+.2f}%   same tokens: {p['same_tokens']}"
-        )
-        if p.get("ceiling_frac"):
-            lines.append(
-                f"bandwidth ceiling {res['ceiling_tok_s']:8.2f} tok/s ({bw:.0f} GB/s, {dev.get('bandwidth_source')}): "
-                f"plain decode at {p['ceiling_frac'] * 100:.1f}%"
-            )
-    if "prefill_tok_s" in res:
-        lines.append(f"prefill           {res['prefill_tok_s']:8.1f} tok/s (512-token prompt)")
-    vr = res.get("verify_ratio")
-    if vr:
-        lines.append("verify cost (rows: ms, x one row)")
-        keys = sorted(int(k) for k in vr)
-        row = []
-        for n in keys:
-            if n in (1, 2, 3, 4, 5, 6, 8, 9, 12, 16, 17, 24, 32, 33) or n == keys[-1]:
-                row.append(f"{n}: {res['verify_ms'][n]:.2f} ({vr[n]:.2f}x)")
-        for i in range(0, len(row), 5):
-            lines.append("  " + "   ".join(row[i : i + 5]))
-    sp = res.get("spec")
-    if sp:
-        lines.append(
-            f"{'case':10} {'K':>3} {'tau':>6} {'tok/s':>9} {'predicted':>9} {'error':>7} {'speedup':>7}"
-        )
-        for r in sp:
-            err = f"{r['error_pct']:+.1f}%" if r["error_pct"] is not None else "-"
-            lines.append(
-                f"{r['case']:10} {r['window']:3d} {r['tau']:6.2f} {r['tok_s']:9.2f} {r['predicted_tok_s']:9.2f} "
-                f"{err:>7} {r['speedup_vs_raw']:6.2f}x"
-            )
-    ad = res.get("adaptive")
-    if ad:
-        lines.append(
-            "adaptive window (policy) at constant acceptance, against the best fixed window on the curve"
-        )
-        for r in ad:
-            lines.append(
-                f"  rate {r['rates'][0]:.2f} {r.get('estimator', ''):<11}: {r['tok_s']:8.2f} tok/s (tau {r['tau']:.2f}, mean window {r['mean_window']:.1f}); "
-                f"best fixed K={r['best_fixed_window']}: {r['best_fixed_tok_s']:.2f} tok/s ({r['vs_best_pct']:+.1f}%)"
-            )
-    st = res.get("settings")
-    if st:
-        lines.append("settings: " + "; ".join(f"{k} {v.get('tok_s', v.get('error'))}" for k, v in st.items()))
-    le = res.get("local_engine")
-    if le:
-        runs = "; ".join(
-            f"{k[5:]} {v['decode_tok_s']} tok/s tau {v['tau']}"
-            for k, v in le.items()
-            if k.startswith("spec_")
-        )
-        lines.append(
-            f"LocalEngine (KV q8_0, flash attention, f16 drafter, {le['backend']}): {runs}; "
-            f"fit estimate {le['fit_need_device_gib']} GiB, used {le.get('device_used_gib', '?')} GiB"
-        )
-    fit = res.get("fit")
-    if fit:
-        lines.append(
-            f"fit check: needs {fit['need_device_gib'] or fit['need_host_gib']} GiB "
-            f"({'device' if fit['gpu'] else 'host'}); device really used {res.get('device_used_gib', '?')} GiB"
-        )
-    if res.get("errors"):
-        lines.append(f"errors: {res['errors']}")
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,218 @@
+"""Per-machine load settings, measured once at first load: CPU weight layout, threads, flash attention.
+
+For every candidate a child process (``python -m engine.calibrate``) loads the model, times
+a short plain decode and a small verify pass, and prints one JSON line. Each weight layout
+gets its own child, so a layout whose kernels crash (llama.cpp's AMX path died of SIGILL on
+one Xeon VM) kills only that child and is ruled out; the user's process never runs it. The
+choice minimises one plain step plus one verify pass (decode and verification together)
+and is cached beside the verify curve, keyed by CPU, llama.cpp build and model. Explicit
+settings in the config are never overridden, only the ones left on auto are calibrated.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from engine.config import EngineConfig
+from engine.profile import calibration_stem, load_profile, save_profile
+
+CALIBRATION_VERSION = 1
+VERIFY_ROWS = 8  # a typical verify window on CPU
+WARM_TOKENS = 128
+STEPS = 6
+CHILD_TIMEOUT_S = 120.0
+
+Runner = Callable[[Sequence[str], float], "tuple[int, str]"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    extra_buffers: bool
+    flash_attn: bool
+    threads: int
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The load settings the engine uses, and where they came from."""
+
+    extra_buffers: bool
+    flash_attn: bool | None  # None: llama.cpp's own choice (GPU)
+    threads: int  # 0 = all cores
+    source: str  # calibrated | config | default
+    step_s: float = 0.0  # one plain decode step with this choice
+    verify_s: float = 0.0  # one VERIFY_ROWS-row pass with this choice
+    ruled_out: tuple[str, ...] = ()  # layouts whose child crashed, e.g. "extra_buffers on: signal 4"
+
+    def label(self) -> str:
+        fa = "auto" if self.flash_attn is None else ("on" if self.flash_attn else "off")
+        threads = self.threads or "all"
+        s = f"weights {'repacked' if self.extra_buffers else 'plain'}, flash attention {fa}, {threads} threads ({self.source})"
+        if self.step_s:
+            s += f", step {self.step_s * 1e3:.1f} ms, {VERIFY_ROWS}-row pass {self.verify_s * 1e3:.1f} ms"
+        return s + "".join(f"; ruled out {r}" for r in self.ruled_out)
+
+
+def thread_options(cpu_count: int) -> list[int]:
+    """All cores, and half of them where hyperthreads may share a core's bandwidth."""
+    return [cpu_count] + ([cpu_count // 2] if cpu_count >= 4 else [])
+
+
+def candidates(cfg: EngineConfig, cpu_count: int) -> list[Candidate]:
+    """Every combination of the settings the config leaves on auto (an explicit value is the only option)."""
+    layouts = [cfg.cpu_extra_buffers] if cfg.cpu_extra_buffers is not None else [False, True]
+    if cfg.flash_attn is not None:
+        fas = [cfg.flash_attn]
+    elif cfg.kv_type not in ("f16", "f32", "bf16"):
+        fas = [True]  # a quantized V cache needs flash attention
+    else:
+        fas = [False, True]
+    threads = [cfg.threads] if cfg.threads else thread_options(cpu_count)
+    return [Candidate(e, f, t) for e in layouts for f in fas for t in threads]
+
+
+def pick(results: Sequence[tuple[Candidate, float, float]]) -> tuple[Candidate, float, float] | None:
+    """The candidate with the least plain step + verify pass; ties go to the earlier (plain layout first)."""
+    best = None
+    for r in results:
+        if best is None or r[1] + r[2] < best[1] + best[2]:
+            best = r
+    return best
+
+
+def _run(cmd: Sequence[str], timeout: float) -> tuple[int, str]:
+    root = str(Path(__file__).resolve().parents[1])  # the child imports this package wherever tau runs from
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)}
+    try:
+        p = subprocess.run(list(cmd), capture_output=True, text=True, timeout=timeout, check=False, env=env)
+    except subprocess.TimeoutExpired:
+        return -9, ""
+    return p.returncode, p.stdout
+
+
+def measure(model_path: str, cands: Sequence[Candidate], *, n_ctx: int = 512, runner: Runner = _run,
+            python: str = sys.executable) -> tuple[list[tuple[Candidate, float, float]], list[str]]:
+    """Time the candidates, one child process per weight layout. Returns (results, ruled-out layouts)."""
+    results: list[tuple[Candidate, float, float]] = []
+    ruled_out: list[str] = []
+    for layout in dict.fromkeys(c.extra_buffers for c in cands):
+        group = [c for c in cands if c.extra_buffers == layout]
+        arg = json.dumps({"model": model_path, "n_ctx": n_ctx, "candidates": [asdict(c) for c in group]})
+        rc, out = runner([python, "-m", "engine.calibrate", arg], CHILD_TIMEOUT_S)
+        got = []
+        for line in out.splitlines():
+            try:
+                d = json.loads(line)
+                got.append((Candidate(**d["candidate"]), float(d["step_s"]), float(d["verify_s"])))
+            except (ValueError, KeyError, TypeError):
+                continue
+        name = f"extra_buffers {'on' if layout else 'off'}"
+        if rc != 0:  # a crash part-way rules the whole layout out: its kernels are not safe here
+            ruled_out.append(f"{name}: " + (f"signal {-rc}" if rc < 0 else f"exit {rc}"))
+            continue
+        results.extend(got)
+    return results, ruled_out
+
+
+def calibrated(path: Path | None, cfg: EngineConfig) -> Choice | None:
+    """The cached choice, if one was measured for the settings this config leaves on auto."""
+    d = load_profile(path).get("choice")
+    if not isinstance(d, dict) or d.get("version") != CALIBRATION_VERSION:
+        return None
+    try:
+        c = Choice(bool(d["extra_buffers"]), d["flash_attn"], int(d["threads"]), "calibrated",
+                   float(d["step_s"]), float(d["verify_s"]), tuple(d.get("ruled_out", ())))
+    except (KeyError, TypeError, ValueError):
+        return None
+    if c.flash_attn is not None and not isinstance(c.flash_attn, bool):
+        return None
+    return c if Candidate(c.extra_buffers, bool(c.flash_attn), c.threads) in candidates(cfg, os.cpu_count() or 1) else None
+
+
+def calibrate(path: Path | None, cfg: EngineConfig, *, runner: Runner = _run) -> Choice | None:
+    """Measure, cache and return the choice (None when no candidate ran: the caller keeps its defaults)."""
+    cands = candidates(cfg, os.cpu_count() or 1)
+    results, ruled_out = measure(cfg.model_path, cands, runner=runner)
+    best = pick(results)
+    if best is None:
+        return None
+    c, step, verify = best
+    choice = Choice(c.extra_buffers, c.flash_attn, c.threads, "calibrated", step, verify, tuple(ruled_out))
+    prof = load_profile(path)
+    prof["choice"] = {**asdict(choice), "version": CALIBRATION_VERSION,
+                      "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                      "measured": [{**asdict(k), "step_s": s, "verify_s": v} for k, s, v in results]}
+    prof["choice"].pop("source")
+    save_profile(path, prof)
+    return choice
+
+
+def describe(cache_dir: str, model_path: str, cfg: EngineConfig | None = None) -> Choice | None:
+    """The newest calibrated choice for this model on this CPU, under any llama.cpp build (for display)."""
+    folder = Path(cache_dir) / "profiles"
+    if not cache_dir or not folder.is_dir():
+        return None
+    files = sorted(folder.glob(calibration_stem(model_path) + "*-calibration.json"),
+                   key=lambda p: p.stat().st_mtime, reverse=True)
+    for f in files:
+        c = calibrated(f, cfg or EngineConfig(model_path=model_path))
+        if c is not None:
+            return c
+    return None
+
+
+# ---- the child -------------------------------------------------------------------------------
+
+
+def _time_candidate(model, c: Candidate, n_ctx: int) -> tuple[float, float]:
+    from engine.backend import Context
+
+    ctx = Context(model, n_ctx=n_ctx, n_batch=WARM_TOKENS, threads=c.threads, flash_attn=c.flash_attn)
+    try:
+        vocab = model.n_vocab
+        toks = [(7 * i + 3) % vocab for i in range(WARM_TOKENS + STEPS + VERIFY_ROWS + 1)]
+        ctx.decode(toks[:WARM_TOKENS], 0, all_logits=False)
+        ctx.decode(toks[WARM_TOKENS:WARM_TOKENS + VERIFY_ROWS], WARM_TOKENS, all_logits=True)  # first-use costs
+        ctx.truncate(WARM_TOKENS)
+        step = float("inf")
+        for i in range(STEPS):
+            t0 = time.perf_counter()
+            ctx.decode([toks[WARM_TOKENS + i]], WARM_TOKENS + i, all_logits=False)
+            step = min(step, time.perf_counter() - t0)
+        ctx.truncate(WARM_TOKENS)
+        verify = float("inf")
+        for _ in range(2):
+            t0 = time.perf_counter()
+            ctx.decode(toks[WARM_TOKENS:WARM_TOKENS + VERIFY_ROWS], WARM_TOKENS, all_logits=True)
+            verify = min(verify, time.perf_counter() - t0)
+            ctx.truncate(WARM_TOKENS)
+        return step, verify
+    finally:
+        ctx.close()
+
+
+def child_main(arg: str) -> int:
+    from engine import backend
+
+    spec = json.loads(arg)
+    backend.init("")
+    cands = [Candidate(**d) for d in spec["candidates"]]
+    model = backend.Model(spec["model"], gpu_layers=0, extra_buffers=cands[0].extra_buffers)
+    try:
+        for c in cands:
+            step, verify = _time_candidate(model, c, int(spec["n_ctx"]))
+            print(json.dumps({"candidate": asdict(c), "step_s": step, "verify_s": verify}), flush=True)
+    finally:
+        model.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(child_main(sys.argv[1]))

@@ -1,0 +1,140 @@
+"""tau bench's results: one run's figures, and how runs are added up (rounds pooled, plain bracketed)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from engine.types import DoneEvent, GenStats, tau
+
+
+@dataclass
+class RunResult:
+    workload: str
+    mode: str
+    config: str
+    tokens: int
+    decode_tok_s: float
+    wall_tok_s: float
+    tau: float
+    accept_by_pos: list[float]
+    drafted: dict[str, int]
+    accepted: dict[str, int]
+    speedup: float = 0.0
+    wall_speedup: float = 0.0
+    same_as_plain: bool | None = None
+    first_divergence: int | None = None
+    near_ties: int = 0
+    divergence_gap: float | None = None  # greedy runs that differ: plain's top-2 logit gap where they part
+    drift: float | None = None  # plain only: tok/s of the closing plain run over the opening one
+    round_speedups: list[float] = field(default_factory=list)  # with several rounds: each round's speedup
+    simulated: dict[str, float] | None = None  # plain only: engine.lab.simulate on plain's output (see ``simulated``)
+    timed_tokens: int = field(default=0, repr=False)  # tokens behind decode_s/wall_s (0: tokens; a bracket: both runs')
+    token_ids: list[int] = field(default_factory=list, repr=False)
+    turn_lens: list[int] = field(default_factory=list, repr=False)  # how many of token_ids each turn made
+    decode_s: float = field(default=0.0, repr=False)
+    wall_s: float = field(default=0.0, repr=False)
+    first_token_s: float = 0.0  # the first turn's request to first token (prefill, or a saved prefix loaded)
+    vs_peer_plain: float | None = None  # with --peer-server: tok/s over llama-server plain's
+    passes: int = field(default=0, repr=False)  # target passes and the tokens they emitted: tau's inputs
+    emitted: int = field(default=0, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        hidden = ("token_ids", "turn_lens", "decode_s", "wall_s", "timed_tokens", "passes", "emitted")
+        return {k: v for k, v in self.__dict__.items() if k not in hidden}
+
+
+def sum_counts(counts: list[dict[str, int]]) -> dict[str, int]:
+    """Per-drafter counts (drafted, accepted) added up."""
+    out: dict[str, int] = {}
+    for c in counts:
+        for k, v in c.items():
+            out[k] = out.get(k, 0) + v
+    return out
+
+
+def mean_by_position(rates: list[Sequence[float]]) -> list[float]:
+    """Acceptance by draft position over several runs: each position's rate averaged over
+    the runs that reached it."""
+    width = max((len(r) for r in rates), default=0)
+    out = []
+    for i in range(width):
+        vals = [r[i] for r in rates if len(r) > i]
+        out.append(sum(vals) / len(vals))
+    return out
+
+
+def merge(dones: list[DoneEvent]) -> tuple[GenStats, list[float], list[int]]:
+    """A run's turns as one: their stats summed (GenStats +), acceptance by position averaged, token ids joined."""
+    total = GenStats()
+    for d in dones:
+        total = total + d.stats
+    acc = mean_by_position([d.stats.accept_by_pos for d in dones])
+    return total, acc, [t for d in dones for t in d.token_ids]
+
+
+def first_difference(a: list[int], b: list[int]) -> int | None:
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return i
+    return None if len(a) == len(b) else min(len(a), len(b))
+
+
+def bracket(first: RunResult, last: RunResult) -> RunResult:
+    """The plain baseline from a plain run before and one after the other configurations.
+
+    This machine's speed drifts (shared hosts, thermal limits) over the minutes a group of
+    runs takes; pooling both plain runs makes every ratio compare against the same period,
+    and ``drift`` shows how much the speed moved.
+    """
+    tokens = first.tokens + last.tokens
+    dec = first.decode_s + last.decode_s
+    wall = first.wall_s + last.wall_s
+    out = RunResult(first.workload, first.mode, first.config, first.tokens,
+                    decode_tok_s=tokens / dec if dec else 0.0, wall_tok_s=tokens / wall if wall else 0.0,
+                    tau=first.tau, accept_by_pos=first.accept_by_pos, drafted={}, accepted={},
+                    token_ids=first.token_ids, turn_lens=first.turn_lens, decode_s=dec, wall_s=wall,
+                    timed_tokens=tokens, first_token_s=first.first_token_s, passes=first.passes, emitted=first.emitted)
+    out.drift = last.decode_tok_s / first.decode_tok_s if first.decode_tok_s else None
+    return out
+
+
+def pool(runs: list[RunResult]) -> RunResult:
+    """One configuration's rounds as one result: tokens and seconds summed, so the pooled
+    tok/s weighs every round by its length; stats that describe one run come from the first."""
+    first = runs[0]
+    if len(runs) == 1:
+        return first
+    tokens = sum(r.tokens for r in runs)
+    timed = sum(r.timed_tokens or r.tokens for r in runs)  # a bracketed plain round timed two runs
+    dec = sum(r.decode_s for r in runs)
+    wall = sum(r.wall_s for r in runs)
+    passes = sum(r.passes for r in runs)
+    emitted = sum(r.emitted for r in runs)
+    drifts = [r.drift for r in runs if r.drift is not None]
+    differ = [r for r in runs if r.same_as_plain is False]
+    ref = differ[0] if differ else first
+    return replace(
+        first, tokens=tokens, timed_tokens=timed,
+        accept_by_pos=[round(a, 3) for a in mean_by_position([r.accept_by_pos for r in runs])],
+        decode_tok_s=timed / dec if dec else 0.0, wall_tok_s=timed / wall if wall else 0.0,
+        tau=tau(emitted, passes) if passes else first.tau, passes=passes, emitted=emitted,
+        first_token_s=sum(r.first_token_s for r in runs) / len(runs),
+        drafted=sum_counts([r.drafted for r in runs]), accepted=sum_counts([r.accepted for r in runs]),
+        near_ties=sum(r.near_ties for r in runs), decode_s=dec, wall_s=wall,
+        drift=max(drifts, key=lambda d: abs(d - 1)) if drifts else None,  # the largest move of any round
+        round_speedups=[r.speedup for r in runs],
+        same_as_plain=None if first.same_as_plain is None else not differ,
+        first_divergence=ref.first_divergence, divergence_gap=ref.divergence_gap,
+    )
+
+
+def speedups(group: list[RunResult]) -> None:
+    """Every result's tok/s over the plain result's (group[0])."""
+    base = group[0]
+    if not base.decode_tok_s:
+        return
+    for r in group:
+        r.speedup = r.decode_tok_s / base.decode_tok_s
+        r.wall_speedup = r.wall_tok_s / base.wall_tok_s if base.wall_tok_s else 0.0
