@@ -241,7 +241,7 @@ class TauApp(App[int]):
         if parsed is not None:
             self.run_command(*parsed)
             return
-        if self.generating:
+        if self.generating or self.session.busy:
             self.add_notice("still generating: wait, or press ctrl+c to cancel", "warning")
             return
         if self.session.agent is None:
