@@ -83,24 +83,29 @@ class Sampler:
 
         Gathering a dense set of positions is what costs (a scattered flatnonzero over 152k
         logits takes longer than an exponential over all of them), so only the top level's
-        positions are gathered; the deeper levels are counted, and bound the rest's mass."""
+        positions are gathered; the deeper levels are counted, and bound the rest's mass. A
+        confident row (copy runs) is decided by an argmax and one count."""
         p = self.params
         t = p.temperature
-        m = float(x.max())
+        i_top = int(x.argmax())
+        m = float(x[i_top])
         if p.top_p >= 1.0:  # min-p alone keeps the weights >= min_p: no normalizer needed
             near = np.flatnonzero(x >= self._threshold(m, p.min_p))
             e = self._weights(x[near], np.float32(1.0 / t), m)
             keep = np.flatnonzero(e >= np.float32(p.min_p))
             return near[keep], e[keep].astype(np.float64)
         top, mid, deep = _LEVELS
+        n = x.shape[0]
+        n_mid = int(np.count_nonzero(x >= self._threshold(m, mid)))
+        if n_mid == 1 and 1.0 / (1.0 + (n - 1) * mid) >= p.top_p * (1 + 1e-9):
+            # a confident row: every other token weighs under 1e-7 of the top one, so the top
+            # one alone holds top_p of the mass (any top_p up to 0.985 on 152k tokens)
+            return np.array([i_top]), np.array([1.0])
         near = np.flatnonzero(x >= self._threshold(m, top))
         n_top = near.shape[0]
         n_deep = int(np.count_nonzero(x >= self._threshold(m, deep)))
         # at most what the tokens not gathered weigh: each band's count times its band's top weight
-        tail = (x.shape[0] - n_deep) * deep
-        if n_deep > n_top:  # (a confident row has nothing between the levels)
-            n_mid = int(np.count_nonzero(x >= self._threshold(m, mid)))
-            tail += (n_mid - n_top) * top + (n_deep - n_mid) * mid
+        tail = (n_mid - n_top) * top + (n_deep - n_mid) * mid + (n - n_deep) * deep
         xn = x[near]
         e = self._weights(xn, np.float32(1.0 / t), m)
         order = np.argsort(-xn, kind="stable")

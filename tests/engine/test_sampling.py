@@ -122,4 +122,5 @@ def test_a_confident_row_is_decided_without_the_full_pass() -> None:
     for name in ("confident", "two-way", "three-way"):
         found = s._candidates(rows[name])
         assert found is not None and len(found[0]) <= 3, name
+        assert name != "confident" or list(found[0]) == [int(rows[name].argmax())]
     assert s._candidates(rows["at-the-edge"]) is None  # within the bounds' width of top_p: the full pass decides
