@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from engine.types import CancelToken
+from tools.cancel import Cancellable
 from tools.permissions_types import ApprovalDecision, ApprovalRequest, Approver, deny_all
 
 
@@ -38,9 +38,10 @@ class PolicyLike(Protocol):
 
 
 class JournalLike(Protocol):
-    def record(self, path: Path) -> None:
-        """Called by a tool before it writes ``path`` (absolute) so the turn can be undone."""
-        ...
+    """Called by a tool before it writes ``path`` (absolute) so the turn can be undone. A
+    journal may also have ``wrote(path, data)``, called after the write with its bytes."""
+
+    def record(self, path: Path) -> None: ...
 
 
 @dataclass
@@ -48,7 +49,7 @@ class ToolContext:
     root: Path  # workspace root (resolved)
     policy: PolicyLike | None = None  # None = everything allowed (tests / full-auto)
     journal: JournalLike | None = None
-    cancel: CancelToken | None = None
+    cancel: Cancellable | None = None
     approver: Approver = deny_all
     extra: dict[str, Any] = field(default_factory=dict)
 
