@@ -18,9 +18,12 @@ from tools.textio import DecodedText, NotText, TextFormat, Unencodable, decode, 
 from tools.toolkit import (
     BaseTool,
     ToolError,
+    arg_bool,
+    arg_int,
     arg_str,
     ask,
     record_write,
+    record_written,
     refuse_git_internals,
     workspace_path,
 )
@@ -41,12 +44,29 @@ def load_text(path: Path, rel: str) -> DecodedText:
 
 def _target(ctx: ToolContext, raw: str) -> tuple[Path, str]:
     path, rel = workspace_path(ctx, raw)
-    refuse_git_internals(rel)
+    refuse_git_internals(ctx.root, rel)
     if path.is_dir():
         raise ToolError(f"{rel} is a directory")
     if path.exists() and not path.is_file():
         raise ToolError(f"{rel} is not a regular file")
     return path, rel
+
+
+def secret_gate(ctx: ToolContext, tool: str, path: Path, rel: str) -> ToolResult | None:
+    """Before a tool reads an existing secret file to change it, the user approves the read:
+    no answer about its content (not even "no changes" or "not found") comes earlier."""
+    if not is_secret_path(rel) or not path.exists():
+        return None
+    request = ApprovalRequest(
+        kind="read-secret", tool=tool, summary=f"read {rel} (may hold secrets) to change it", path=rel
+    )
+    rejection = ask(ctx, request)
+    if rejection is None:
+        return None
+    return ToolResult(
+        ok=False,
+        output=f"{rejection.output}. {rel} may hold secrets (keys, passwords); changing it needs the user's approval",
+    )
 
 
 def apply_change(
@@ -72,8 +92,11 @@ def apply_change(
     rejection = ask(ctx, ApprovalRequest(kind="edit", tool=tool, summary=f"{verb} {rel}", diff=diff, path=rel))
     if rejection is not None:
         return rejection
+    if workspace_path(ctx, rel)[0] != path:  # the approval took time: is it still the same file?
+        raise ToolError(f"{rel} was moved or replaced by a symlink while waiting for approval; not written")
     record_write(ctx, path)
     atomic_write(path, data)
+    record_written(ctx, path, data)
     added, removed = diff_stats(diff)
     lines = [f"{'created' if old is None else 'edited'} {rel} (+{added} -{removed})"]
     if note:
@@ -99,6 +122,9 @@ class WriteFile(BaseTool):
     def _run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path, rel = _target(ctx, arg_str(args, "path", required=True))
         content = normalize_newlines(arg_str(args, "content", required=True))
+        gate = secret_gate(ctx, self.name, path, rel)
+        if gate is not None:
+            return gate
         if path.exists():
             decoded = load_text(path, rel)
             return apply_change(ctx, self.name, path, rel, decoded.text, content, decoded.fmt)
@@ -108,8 +134,8 @@ class WriteFile(BaseTool):
 class EditFile(BaseTool):
     name = "edit_file"
     description = (
-        "Replace one place in a file: search is the exact current text (a few whole lines, "
-        "unique in the file), replace is the new text. Small whitespace differences are tolerated."
+        "Replace text in a file: search is the exact current text (a few whole lines, unique "
+        "in the file), replace the new text. replace_all: every occurrence; occurrence: the N-th."
     )
     parameters: dict[str, Any] = {
         "type": "object",
@@ -117,6 +143,15 @@ class EditFile(BaseTool):
             "path": {"type": "string", "description": "file path relative to the workspace root"},
             "search": {"type": "string", "description": "existing text to replace, copied from the file"},
             "replace": {"type": "string", "description": "text to put in its place"},
+            "replace_all": {
+                "type": "boolean",
+                "description": "replace every exact occurrence of search (default false)",
+            },
+            "occurrence": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "replace only this occurrence of search, counted from 1 in file order",
+            },
         },
         "required": ["path", "search", "replace"],
     }
@@ -126,10 +161,17 @@ class EditFile(BaseTool):
         path, rel = _target(ctx, arg_str(args, "path", required=True))
         search = normalize_newlines(arg_str(args, "search", required=True))
         replace = normalize_newlines(arg_str(args, "replace", required=False))
+        replace_all = arg_bool(args, "replace_all")
+        occurrence = arg_int(args, "occurrence")
+        if replace_all and occurrence is not None:
+            raise ToolError("give replace_all or occurrence, not both")
         if not path.exists():
             raise ToolError(f"file not found: {rel}; use write_file to create it")
+        gate = secret_gate(ctx, self.name, path, rel)
+        if gate is not None:
+            return gate
         decoded = load_text(path, rel)
-        outcome = apply_edit(decoded.text, search, replace, rel)
+        outcome = apply_edit(decoded.text, search, replace, rel, replace_all=replace_all, occurrence=occurrence)
         if not outcome.ok or outcome.new_text is None:
             if is_secret_path(rel):
                 return ToolResult(

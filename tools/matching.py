@@ -42,18 +42,35 @@ class _Window:
         return self.start + self.size
 
 
-def apply_edit(text: str, search: str, replace: str, path: str = "the file") -> EditOutcome:
-    """Replace the one place in ``text`` that ``search`` denotes with ``replace``."""
+def apply_edit(
+    text: str,
+    search: str,
+    replace: str,
+    path: str = "the file",
+    *,
+    replace_all: bool = False,
+    occurrence: int | None = None,
+) -> EditOutcome:
+    """Replace the one place in ``text`` that ``search`` denotes with ``replace``; with
+    ``replace_all`` every exact occurrence, with ``occurrence`` (1-based) that one."""
     if not search.strip():
         return EditOutcome(False, "invalid", message="search is empty; use write_file to rewrite a whole file")
+    if occurrence is not None and occurrence < 1:
+        return EditOutcome(False, "invalid", message=f"occurrence must be 1 or more, got {occurrence}")
     if search.endswith("\n") and replace and not replace.endswith("\n"):
         replace += "\n"  # whole lines in, whole lines out: do not glue the next line on
-    exact = _exact(text, search, replace, path)
+    exact = _exact(text, search, replace, path, replace_all, occurrence)
     if exact is not None:
         return exact
     unquoted = strip_line_numbers(search)
     if unquoted is not None:  # copied from a "did you mean" quote, numbers and all
-        return apply_edit(text, unquoted, strip_line_numbers(replace) or replace, path)
+        return apply_edit(
+            text, unquoted, strip_line_numbers(replace) or replace, path, replace_all=replace_all, occurrence=occurrence
+        )
+    if occurrence is not None and occurrence > 1:
+        return EditOutcome(
+            False, "no-match", message=f"search text not found exactly in {path}; occurrence counts exact matches only"
+        )
     lines = text.split("\n")
     s_lines, lead, trail = _trim_blank(search.split("\n"))
     r_lines = _trim_like(replace.split("\n"), lead, trail)
@@ -86,27 +103,57 @@ def strip_line_numbers(text: str) -> str | None:
 # -- exact --------------------------------------------------------------------------
 
 
-def _exact(text: str, search: str, replace: str, path: str) -> EditOutcome | None:
-    count = text.count(search)
-    if count == 0:
+MAX_LISTED = 10
+
+
+def _positions(text: str, search: str) -> list[int]:
+    """Start offsets of the non-overlapping occurrences of ``search`` (pure)."""
+    out, pos = [], text.find(search)
+    while pos != -1:
+        out.append(pos)
+        pos = text.find(search, pos + len(search))
+    return out
+
+
+def _exact(
+    text: str, search: str, replace: str, path: str, replace_all: bool = False, occurrence: int | None = None
+) -> EditOutcome | None:
+    found = _positions(text, search)
+    if not found:
         return None
-    first = text.index(search)
-    start = text.count("\n", 0, first) + 1
-    if count > 1:
-        where, pos = [], -1
-        for _ in range(min(count, 10)):
-            pos = text.index(search, pos + 1)
-            where.append(str(text.count("\n", 0, pos) + 1))
-        return EditOutcome(
-            False,
-            "ambiguous",
-            message=(
-                f"search text occurs {count} times in {path} (lines {', '.join(where)}). "
-                "Include more surrounding lines so it matches exactly one place."
-            ),
-        )
+    line_of = [text.count("\n", 0, pos) + 1 for pos in found]
+    if replace_all and len(found) > 1:
+        new = replace.join(text.split(search))
+        lines = ", ".join(map(str, line_of[:MAX_LISTED])) + (" ..." if len(found) > MAX_LISTED else "")
+        note = f"replaced all {len(found)} occurrences (lines {lines})"
+        return EditOutcome(True, "exact", new, note, line_of[0], line_of[-1] + search.count("\n"))
+    if occurrence is not None:
+        if occurrence > len(found):
+            return EditOutcome(
+                False, "invalid", message=f"occurrence {occurrence} asked, but search text occurs {len(found)} time(s) in {path}"
+            )
+        chosen = occurrence - 1
+    elif len(found) > 1:
+        return EditOutcome(False, "ambiguous", message=_ambiguous(text, found, line_of, path))
+    else:
+        chosen = 0
+    first = found[chosen]
+    start = line_of[chosen]
     new = text[:first] + replace + text[first + len(search) :]
     return EditOutcome(True, "exact", new, "", start, start + search.count("\n"))
+
+
+def _ambiguous(text: str, found: list[int], line_of: list[int], path: str) -> str:
+    """The error for a search text found several times: where, and how to choose (pure)."""
+    lines = text.split("\n")
+    shown = sorted(set(line_of))[:MAX_LISTED]
+    quoted = "\n".join(f"{n:>5}| {lines[n - 1]}" for n in shown)
+    more = f"\n  ... and {len(found) - len(shown)} more" if len(found) > len(shown) else ""
+    return (
+        f"search text occurs {len(found)} times in {path} (lines {', '.join(map(str, shown))}):\n{quoted}{more}\n"
+        "Pass replace_all: true to replace every occurrence, or occurrence: N (1-based, in file order) "
+        "to replace one of them, or include more surrounding lines so it matches exactly one place."
+    )
 
 
 # -- whitespace-tolerant ------------------------------------------------------------

@@ -8,7 +8,8 @@ auto-edit     apply       ask          ask
 full-auto     apply       run          ask (headless: denied)
 ============  ==========  ===========  ==============================
 
-An "always" answer approves that kind of action for the rest of the session.
+Kinds: ``edit``, ``shell``, ``commit`` (git_commit, asked like shell), ``read-secret``.
+An "always" answer approves that one kind of action for the rest of the session.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from tools.permissions_types import MODES, ApprovalDecision, ApprovalRequest, Ap
 AUTO_ALLOWED: dict[str, frozenset[str]] = {
     "ask": frozenset(),
     "auto-edit": frozenset({"edit"}),
-    "full-auto": frozenset({"edit", "shell"}),
+    "full-auto": frozenset({"edit", "shell", "commit"}),
 }
 
 

@@ -111,3 +111,24 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def test_edit_file_replace_all_and_occurrence(root: Path, ctx: ToolContext) -> None:
+    f = root / "ren.py"
+    f.write_text("def merge(a):\n    return merge(a)\n\nmerge(1)\n")
+    ambiguous = EditFile().run({"path": "ren.py", "search": "merge", "replace": "deep_merge"}, ctx)
+    assert not ambiguous.ok and "occurs 3 times" in ambiguous.output
+    assert "    1| def merge(a):" in ambiguous.output and "    4| merge(1)" in ambiguous.output
+    assert "replace_all" in ambiguous.output and "occurrence" in ambiguous.output
+    one = EditFile().run({"path": "ren.py", "search": "merge", "replace": "m2", "occurrence": 3}, ctx)
+    assert one.ok, one.output
+    assert f.read_text() == "def merge(a):\n    return merge(a)\n\nm2(1)\n"
+    every = EditFile().run({"path": "ren.py", "search": "merge", "replace": "deep_merge", "replace_all": True}, ctx)
+    assert every.ok and "replaced all 2 occurrences" in every.output
+    assert f.read_text() == "def deep_merge(a):\n    return deep_merge(a)\n\nm2(1)\n"
+    too_far = EditFile().run({"path": "ren.py", "search": "deep_merge", "replace": "x", "occurrence": 5}, ctx)
+    assert not too_far.ok and "occurs 2 time(s)" in too_far.output
+    both = EditFile().run({"path": "ren.py", "search": "m2", "replace": "x", "occurrence": 1, "replace_all": True}, ctx)
+    assert not both.ok and "not both" in both.output
+    props = EditFile.parameters["properties"]
+    assert props["replace_all"]["type"] == "boolean" and props["occurrence"]["type"] == "integer"

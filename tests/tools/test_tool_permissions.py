@@ -152,12 +152,12 @@ def test_headless_full_auto_denies_secret_reads_clearly(root: Path) -> None:
     assert "may hold secrets" in result.output and "needs the user's approval" in result.output
 
 
-def test_git_commit_asks_like_shell_in_auto_edit(root: Path, approver) -> None:
+def test_git_commit_asks_as_a_commit_in_auto_edit(root: Path, approver) -> None:
     a = approver(approve=False, note="I will commit myself")
     (root / "new.txt").write_text("x\n")
     result = GitCommit().run({"message": "add"}, _ctx(root, Policy("auto-edit", a)))
     assert not result.ok and result.output == "rejected by user: I will commit myself"
-    assert [(r.kind, r.tool) for r in a.asked] == [("shell", "git_commit")]
+    assert [(r.kind, r.tool) for r in a.asked] == [("commit", "git_commit")]
 
 
 def test_secret_behind_an_innocent_symlink_still_asks(root: Path, approver) -> None:
