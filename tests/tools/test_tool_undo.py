@@ -67,6 +67,7 @@ def test_undo_restores_mode_and_bytes(root: Path) -> None:
     journal.begin_turn()
     journal.record(f)
     f.write_text("changed")
+    journal.wrote(f, b"changed")  # what the agent wrote: undo restores only while the file holds it
     os.chmod(f, 0o600)
     journal.record(f)  # a second record in the same turn keeps the first pre-image
     assert journal.undo() == ["run.sh"]
