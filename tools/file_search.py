@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-import re
+import time
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
+import regex
+
 from tools.base import ToolContext, ToolResult
+from tools.cancel import is_cancelled
 from tools.paths import relative
 from tools.secret_files import is_secret_path
 from tools.textio import NotText, decode
@@ -20,6 +23,9 @@ MAX_MATCHES = 200
 MAX_LINE_CHARS = 300
 MAX_GREP_FILE_BYTES = 2 * 1024 * 1024
 MAX_GREP_FILES = 20_000
+GREP_FILE_SECONDS = 2.0  # a catastrophic pattern stops on a file after this long
+CANCEL_EVERY_LINES = 1000
+MAX_SLOW_FILES = 3  # then the search stops: the pattern is the problem, not the file
 
 
 def _start(ctx: ToolContext, raw: str) -> tuple[Path, str]:
@@ -27,6 +33,19 @@ def _start(ctx: ToolContext, raw: str) -> tuple[Path, str]:
     if not path.exists():
         raise ToolError(f"path not found: {rel}")
     return path, rel
+
+
+def _secret(ctx: ToolContext, path: Path, rel: str) -> bool:
+    """A secret file by its name, or by what a symlink to it resolves to (a loop counts as secret:
+    it cannot be read anyway)."""
+    if is_secret_path(rel):
+        return True
+    if not path.is_symlink():
+        return False
+    try:
+        return is_secret_path(relative(ctx.root, path.resolve()))
+    except (RuntimeError, OSError, ValueError):
+        return True
 
 
 class ListFiles(BaseTool):
@@ -54,6 +73,8 @@ class ListFiles(BaseTool):
         files: list[str] = []
         more = 0
         for f in islice(iter_files(ctx.root, start, pattern), MAX_LIST_SCAN):
+            if is_cancelled(ctx.cancel):
+                return ToolResult(ok=False, output="list_files cancelled by the user")
             if len(files) < MAX_LIST:
                 files.append(f.rel)
             else:
@@ -87,8 +108,8 @@ class Grep(BaseTool):
     def _run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raw = arg_str(args, "pattern", required=True)
         try:
-            rx = re.compile(raw)
-        except re.error as e:
+            rx = regex.compile(raw)
+        except (regex.error, ValueError, OverflowError, RecursionError) as e:
             raise ToolError(f"invalid regular expression {raw!r}: {e}") from None
         start, _rel = _start(ctx, arg_str(args, "path"))
         glob = arg_str(args, "glob") or None
@@ -96,10 +117,15 @@ class Grep(BaseTool):
         files_hit: set[str] = set()
         scanned = skipped_secret = 0
         more = 0
+        slow: list[str] = []
+        cancelled = False
         for f in iter_files(ctx.root, start, glob):
             if scanned >= MAX_GREP_FILES:
                 break
-            if is_secret_path(f.rel) or (f.path.is_symlink() and is_secret_path(relative(ctx.root, f.path.resolve()))):
+            if is_cancelled(ctx.cancel):
+                cancelled = True
+                break
+            if _secret(ctx, f.path, f.rel):
                 skipped_secret += 1
                 continue
             try:
@@ -109,15 +135,36 @@ class Grep(BaseTool):
             except (NotText, OSError):
                 continue
             scanned += 1
+            deadline = time.monotonic() + GREP_FILE_SECONDS
             for n, line in enumerate(text.split("\n"), 1):
-                if rx.search(line):
+                if n % CANCEL_EVERY_LINES == 0 and is_cancelled(ctx.cancel):
+                    cancelled = True
+                    break
+                try:
+                    found = rx.search(line, timeout=max(0.001, deadline - time.monotonic()))
+                except TimeoutError:
+                    slow.append(f"{f.rel}:{n}")
+                    break
+                if found:
                     files_hit.add(f.rel)
                     if len(hits) < MAX_MATCHES:
                         shown = line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + " [...]"
                         hits.append(f"{f.rel}:{n}: {shown}")
                     else:
                         more += 1
+            if cancelled or is_cancelled(ctx.cancel):
+                cancelled = True
+                break
+            if len(slow) >= MAX_SLOW_FILES:
+                break
         notes = []
+        if cancelled:
+            notes.append("[grep cancelled by the user; results so far]")
+        if slow:
+            notes.append(
+                f"[the pattern took over {GREP_FILE_SECONDS:g}s on {len(slow)} file(s) and was stopped there "
+                f"(first at {slow[0]}); simplify it (nested repeats like (a+)* backtrack)]"
+            )
         if more:
             notes.append(f"[{more} more matches not shown; narrow the pattern, path or glob]")
         if skipped_secret:

@@ -20,6 +20,8 @@ def resolve_in_workspace(root: Path | str, path: str | os.PathLike[str] | None) 
     raw = "" if path is None else os.fspath(path)
     if "\x00" in raw:
         raise PathEscape(f"path {raw!r} contains a NUL byte")
+    if any("\ud800" <= c <= "\udfff" for c in raw):
+        raise PathEscape(f"path {raw!r} contains a lone surrogate; send valid Unicode")
     candidate = Path(raw) if raw else Path(".")
     joined = candidate if candidate.is_absolute() else base / candidate
     lexical = Path(os.path.normpath(joined))
@@ -27,7 +29,10 @@ def resolve_in_workspace(root: Path | str, path: str | os.PathLike[str] | None) 
         raise PathEscape(
             f"path {raw!r} is outside the workspace {base}; only paths under the workspace are allowed"
         )
-    resolved = joined.resolve()
+    try:
+        resolved = joined.resolve()
+    except (RuntimeError, OSError) as e:  # a symlink loop (RuntimeError before Python 3.13)
+        raise PathEscape(f"path {raw!r} cannot be resolved (a symlink loop?): {e}") from None
     if not _inside(resolved, base):
         raise PathEscape(
             f"path {raw!r} resolves through a symlink to {resolved}, outside the workspace {base}; refused"

@@ -66,8 +66,11 @@ def iter_files(
             if rules.is_ignored_direct(rel, False) or not wanted(rel):
                 continue
             if p.is_symlink():
-                target = p.resolve()
-                if not target.is_relative_to(root) or not target.is_file():
+                try:
+                    target = p.resolve()
+                    if not target.is_relative_to(root) or not target.is_file():
+                        continue
+                except (RuntimeError, OSError):  # a symlink loop: skip this entry, not the walk
                     continue
             elif not p.is_file():  # FIFOs, sockets, devices: reading them could block
                 continue
