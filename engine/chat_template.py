@@ -1,58 +1,83 @@
-"""Chat templates: render a conversation with the model's own Jinja template, ChatML as fallback."""
+"""Chat prompts: the model's own Jinja template, and the seam to the app's wire formats.
+
+The engine renders a conversation with the GGUF's ``tokenizer.chat_template``. What a model
+family's conversation looks like when that template is missing or raises, and how tool calls
+are written for a template that knows none, belongs to the app (``app.wire``), which the
+engine may not import: the app registers it with ``use_formats`` and the engine asks it per
+model. A template that raises is reported once in the log, then the family's own renderer
+is used: never another family's markup, so a Gemma model never sees ChatML.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
-CHATML_TOOLS_PREAMBLE = (
-    "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
-    "You are provided with function signatures within <tools></tools> XML tags:\n<tools>"
-)
-CHATML_TOOLS_POST = (
-    "\n</tools>\n\nFor each function call, return a json object with function name and arguments "
-    "within <tool_call></tool_call> XML tags:\n<tool_call>\n"
-    '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
-)
+from engine.types import ModelInfo
+
+log = logging.getLogger("tau.engine")
 
 
-def render_chatml(messages: Sequence[dict], tools: Sequence[dict] | None = None, add_generation_prompt: bool = True) -> str:
-    """Qwen2.5-style ChatML, including its tool-calling conventions."""
-    out: list[str] = []
-    msgs = list(messages)
-    system = ""
-    if msgs and msgs[0].get("role") == "system":
-        system = str(msgs[0].get("content") or "")
-        msgs = msgs[1:]
-    if tools:
-        system = (system or "You are a helpful assistant.") + CHATML_TOOLS_PREAMBLE
-        for t in tools:
-            system += "\n" + json.dumps(t)
-        system += CHATML_TOOLS_POST
-    if system:
-        out.append(f"<|im_start|>system\n{system}<|im_end|>\n")
-    for m in msgs:
-        role = m.get("role", "user")
-        content = str(m.get("content") or "")
-        if role == "tool":
-            out.append(f"<|im_start|>user\n<tool_response>\n{content}\n</tool_response><|im_end|>\n")
-            continue
-        if role == "assistant" and m.get("tool_calls"):
-            parts = [content] if content else []
-            for tc in m["tool_calls"]:
-                fn = tc.get("function", tc)
-                args = fn.get("arguments", {})
-                if isinstance(args, str):
-                    try:
-                        args = json.loads(args)
-                    except json.JSONDecodeError:
-                        pass
-                parts.append("<tool_call>\n" + json.dumps({"name": fn.get("name"), "arguments": args}) + "\n</tool_call>")
-            content = "\n".join(parts)
-        out.append(f"<|im_start|>{role}\n{content}<|im_end|>\n")
-    if add_generation_prompt:
-        out.append("<|im_start|>assistant\n")
-    return "".join(out)
+class TemplateError(ValueError):
+    """The conversation cannot be rendered for this model; the message is one line."""
+
+
+class ChatFormat(Protocol):
+    """A model family's prompt conventions, as the engine needs them (app.wire.base.Wire)."""
+
+    name: str
+
+    def prepare(self, messages: Sequence[dict], tools: Sequence[dict] | None,
+                template: str) -> tuple[list[dict], list[dict] | None]: ...
+
+    def render(self, messages: Sequence[dict], tools: Sequence[dict] | None,
+               add_generation_prompt: bool, bos_token: str = "") -> str: ...
+
+
+Resolver = Callable[[ModelInfo], ChatFormat]
+_resolver: list[Resolver] = []
+_reported: set[tuple[str, str]] = set()
+
+
+def use_formats(resolver: Resolver) -> None:
+    """Register the app's family lookup (app.wire does this when imported)."""
+    _resolver[:] = [resolver]
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def chat_prompt(
+    info: ModelInfo,
+    template: str | None,
+    messages: Sequence[dict],
+    tools: Sequence[dict] | None = None,
+    add_generation_prompt: bool = True,
+    *,
+    bos_token: str = "",
+    eos_token: str = "",
+) -> str:
+    """The prompt for ``messages``: the model's template, else its family's renderer."""
+    fmt = _resolver[0](info) if _resolver else None
+    msgs, tls = fmt.prepare(messages, tools, template or "") if fmt else (list(messages), list(tools) if tools else None)
+    if template:
+        try:
+            return render_jinja(template, msgs, tls, add_generation_prompt, bos_token, eos_token)
+        except Exception as e:  # jinja2 cannot run every template: say so once, use the family's own
+            if fmt is None:
+                raise TemplateError(f"the chat template of {info.name} failed: {_one_line(e)}") from None
+            key = (info.path or info.name, _one_line(e))
+            if key not in _reported:
+                _reported.add(key)
+                log.warning("the chat template of %s failed (%s); rendering with tau's %s format instead",
+                            info.name, _one_line(e), fmt.name)
+    elif fmt is None:
+        raise TemplateError(f"{info.name} has no chat template and no chat format is registered")
+    return fmt.render(msgs, tls, add_generation_prompt, bos_token)
 
 
 def render_jinja(

@@ -78,6 +78,7 @@ class GGUFInfo:
     data_offset: int
     file_size: int
     tokens: tuple[str, ...] = field(default=(), repr=False)
+    token_types: tuple[int, ...] = field(default=(), repr=False)
 
     @property
     def arch(self) -> str:
@@ -143,6 +144,16 @@ class GGUFInfo:
             total += b
         return int(total)
 
+    def token_text(self, key: str) -> str:
+        """The text of the token a metadata key names (``tokenizer.ggml.bos_token_id``), or ''."""
+        i = self.metadata.get(key)
+        return self.tokens[i] if isinstance(i, int) and 0 <= i < len(self.tokens) else ""
+
+    @property
+    def special_tokens(self) -> tuple[str, ...]:
+        """Control and user-defined tokens: the chat markup of the model's family (turn and call markers)."""
+        return tuple(t for t, k in zip(self.tokens, self.token_types, strict=False) if k in (3, 4) and len(t) < 48)
+
     def vocab_digest(self) -> str:
         h = hashlib.sha256()
         for tok in self.tokens:
@@ -199,7 +210,7 @@ class _Reader:
         raise GGUFError(f"{self.path}: unknown GGUF value type {t}")
 
 
-ARRAYS_KEPT = {"tokenizer.ggml.tokens"}
+ARRAYS_KEPT = {"tokenizer.ggml.tokens", "tokenizer.ggml.token_type"}
 
 
 def read_gguf(path: str | Path) -> GGUFInfo:
@@ -235,6 +246,7 @@ def _read_cached(path: str, size: int, _mtime_ns: int) -> GGUFInfo:
             raise GGUFError(f"{p}: corrupt GGUF header")
         meta: dict[str, Any] = {}
         tokens: tuple[str, ...] = ()
+        token_types: tuple[int, ...] = ()
         for _ in range(n_kv):
             key = r.string()
             t = r.scalar(4)
@@ -242,6 +254,9 @@ def _read_cached(path: str, size: int, _mtime_ns: int) -> GGUFInfo:
             if key == "tokenizer.ggml.tokens" and isinstance(val, list):
                 tokens = tuple(val)
                 meta[key] = len(tokens)
+            elif key == "tokenizer.ggml.token_type" and isinstance(val, list):
+                token_types = tuple(val)
+                meta[key] = len(token_types)
             else:
                 meta[key] = val
         tensors = []
@@ -257,7 +272,7 @@ def _read_cached(path: str, size: int, _mtime_ns: int) -> GGUFInfo:
         align = int(meta.get("general.alignment", 32) or 32)
         pos = f.tell()
         data_offset = (pos + align - 1) // align * align
-    info = GGUFInfo(str(p), version, meta, tuple(tensors), data_offset, size, tokens)
+    info = GGUFInfo(str(p), version, meta, tuple(tensors), data_offset, size, tokens, token_types)
     end = max((t.offset + t.n_bytes for t in info.tensors), default=0)
     if data_offset + end > size:
         raise GGUFError(

@@ -16,7 +16,7 @@ from typing import cast
 
 from engine import backend
 from engine.calibrate import Choice, calibrate, calibrated
-from engine.chat_template import render_chatml, render_jinja
+from engine.chat_template import chat_prompt as render_prompt
 from engine.config import EngineConfig, resolve_flash_attn
 from engine.costs import honest_bandwidth, stream_bandwidth_gbs, token_cost, verify_curve
 from engine.decoder import Target, run
@@ -171,6 +171,8 @@ class LocalEngine:
             size_bytes=self.gguf.file_size,
             draft_name=self.draft_gguf.name if self.draft_gguf else None,
             backend="llama.cpp (" + ("gpu" if self.gpu else "cpu") + ")",
+            chat_template=template or "",
+            special_tokens=self.gguf.special_tokens,
             n_vocab=int(self.model.n_vocab),
         )
         say("ready", 1.0)
@@ -219,12 +221,10 @@ class LocalEngine:
         return len(self.tokenize(text))
 
     def chat_prompt(self, messages: Sequence[dict], tools: Sequence[dict] | None = None, add_generation_prompt: bool = True) -> str:
-        if self._template:
-            try:
-                return render_jinja(self._template, messages, tools, add_generation_prompt)
-            except Exception:  # a template jinja2 cannot run: ChatML is what Qwen-family models expect
-                pass
-        return render_chatml(messages, tools, add_generation_prompt)
+        # the model's template, else its family's own renderer (engine.chat_template), never ChatML by default
+        return render_prompt(self._info, self._template, messages, tools, add_generation_prompt,
+                             bos_token=self.gguf.token_text("tokenizer.ggml.bos_token_id"),
+                             eos_token=self.gguf.token_text("tokenizer.ggml.eos_token_id"))
 
     def register_context(self, key: str, text: str) -> None:
         self.ngram.add_source(key, self.tokenize(text))

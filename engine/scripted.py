@@ -1,7 +1,7 @@
 """A scripted engine: a real Engine backend that replays canned replies.
 
 Used by the tests of the agent loop, the tools, the TUI and the server: it tokenizes
-(one token per character chunk), renders ChatML, streams, honours cancellation and
+(one token per character chunk), renders its family's prompt (app.wire), streams, honours cancellation and
 max_tokens, and reports stats the way the real engine does.
 """
 
@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 
-from engine.chat_template import render_chatml
+from engine.chat_template import chat_prompt as render_prompt
 from engine.types import (
     CancelToken,
     DoneEvent,
@@ -47,6 +47,8 @@ class ScriptedEngine:
         n_ctx: int = 32768,
         name: str = "scripted",
         tau: float = 2.5,
+        family: str = "qwen2.5",
+        chat_template: str = "",
     ) -> None:
         self._replies: list[Reply] = list(replies)
         self._lock = threading.Lock()
@@ -56,7 +58,9 @@ class ScriptedEngine:
         self.requests: list[GenerateRequest] = []
         self.contexts: dict[str, str] = {}
         self.closed = False
-        self._info = ModelInfo(name=name, path="<scripted>", n_ctx=n_ctx, arch="scripted", quant="none")
+        # replies are scripted in a family's wire format: Qwen's unless the test names another
+        self._info = ModelInfo(name=name, path="<scripted>", n_ctx=n_ctx, arch="scripted", quant="none",
+                               chat_template=chat_template, family=family)
 
     # -- scripting ---------------------------------------------------------------------
     def add_reply(self, reply: Reply) -> None:
@@ -76,7 +80,7 @@ class ScriptedEngine:
         return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
 
     def chat_prompt(self, messages: Sequence[dict], tools: Sequence[dict] | None = None, add_generation_prompt: bool = True) -> str:
-        return render_chatml(messages, tools, add_generation_prompt)
+        return render_prompt(self._info, self._info.chat_template, messages, tools, add_generation_prompt)
 
     def register_context(self, key: str, text: str) -> None:
         self.contexts[key] = text
