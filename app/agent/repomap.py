@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import ast
 import re
-import subprocess
 from pathlib import Path
 
 from app.agent.confined import read_confined
+from tools.gitcmd import GitUnavailable, nul_split, run_git
 
 SKIP_DIRS = {"node_modules", "__pycache__", "venv", ".venv", "build", "dist", "target", "vendor", "site-packages"}
 MAX_FILE_BYTES = 200_000
@@ -51,14 +51,11 @@ _C_KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "else"}
 def list_files(root: Path) -> list[str]:
     """Workspace-relative paths of the project's files (git's view when it is a repository)."""
     try:
-        out = subprocess.run(
-            ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-            cwd=root, capture_output=True, text=True, timeout=10, check=True,
-        ).stdout
-        files = sorted({line for line in out.splitlines() if line and (root / line).is_file()})
+        out = run_git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", timeout=10, check=True).stdout
+        files = sorted({line for line in nul_split(out) if (root / line).is_file()})
         if files or (root / ".git").exists():
             return files[:MAX_FILES]
-    except (OSError, subprocess.SubprocessError):
+    except (OSError, GitUnavailable):
         pass
     found: list[str] = []
     for p in sorted(root.rglob("*")):

@@ -7,7 +7,6 @@ workspace is not a git repository.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -15,27 +14,31 @@ from typing import Any
 from app.agent.confined import read_confined
 from app.diffview import unified_diff
 from engine.types import Engine
+from tools.gitcmd import GitOutput, GitUnavailable, nul_split, run_git
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 CONTEXT_FILE_BYTES = 512_000
 
 
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=30)
+def _git(root: Path, *args: str) -> GitOutput:
+    try:  # tools.gitcmd: no planted fsmonitor, hook, pager or external diff runs
+        return run_git(root, *args)
+    except GitUnavailable as e:
+        return GitOutput(1, "", str(e))
 
 
 def is_git_repo(root: Path) -> bool:
     try:
         return _git(root, "rev-parse", "--is-inside-work-tree").stdout.strip() == "true"
-    except (OSError, subprocess.SubprocessError):
+    except OSError:
         return False
 
 
 def git_diff(root: Path) -> str:
     """Tracked changes vs HEAD plus untracked (not ignored) files as new files."""
     base = "HEAD" if _git(root, "rev-parse", "--verify", "-q", "HEAD").returncode == 0 else EMPTY_TREE
-    out = _git(root, "diff", "--no-color", "--no-ext-diff", base, "--", ".").stdout
-    untracked = _git(root, "ls-files", "--others", "--exclude-standard", "--", ".").stdout.splitlines()
+    out = _git(root, "diff", "--no-color", "--no-ext-diff", "--no-textconv", base, "--", ".").stdout
+    untracked = nul_split(_git(root, "ls-files", "-z", "--others", "--exclude-standard", "--", ".").stdout)
     for rel in untracked:
         text = read_confined(root, rel)
         if text is not None:
@@ -64,6 +67,12 @@ class TrackingJournal:
             self.originals[path] = _read(path)
         if self.inner is not None:
             self.inner.record(path)
+
+    def wrote(self, path: Path, data: bytes) -> None:
+        """Forwarded so the undo journal knows what the agent wrote (tools.undo)."""
+        wrote = getattr(self.inner, "wrote", None)
+        if callable(wrote):
+            wrote(path, data)
 
     def edits_diff(self) -> str:
         parts = []
