@@ -60,6 +60,7 @@ from engine.types import (
 )
 from tools.base import Tool, ToolContext, ToolResult
 from tools.permissions_types import Approver
+from tools.secret_files import is_secret_path
 
 MAX_FORMAT_FAILURES = 3
 REPLY_TOKENS = 2048
@@ -248,7 +249,8 @@ class Agent:
             content = cut_middle(result.output, TOOL_OUTPUT_CHARS) or "(no output)"
             self._add({"role": "tool", "tool_call_id": call_id, "name": call.name, "content": content})
             if kind in ("read", "edit"):
-                register_files(self.engine, self.root, result.paths)
+                # a secret file's text never goes to the drafter (a remote engine would get it)
+                register_files(self.engine, self.root, [p for p in result.paths if not is_secret_path(p)])
         for error in parsed.errors:
             self._add({"role": "tool", "name": "error", "content": f"Error: {error}"})
 
