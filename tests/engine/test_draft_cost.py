@@ -92,6 +92,9 @@ def test_a_shelved_drafter_is_probed_only_when_catching_it_up_is_cheap() -> None
         def __init__(self) -> None:
             self.kv: list[int] = list(range(100))  # it last synced 100 tokens in
 
+        def reset(self) -> None:
+            self.kv.clear()
+
         def propose(self, history, max_len):
             from engine.drafters.base import Draft
 
@@ -124,6 +127,9 @@ class LaggingDrafter:
 
     def lag(self, history) -> int:
         return self.behind
+
+    def reset(self) -> None:
+        self.behind = 0
 
     def catch_up(self, history) -> None:
         self.caught.append(len(history))
