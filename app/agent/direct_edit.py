@@ -1,9 +1,10 @@
-"""Single-shot edits for small models (``tau edit``): files in the prompt, SEARCH/REPLACE back.
+"""Single-shot edits for small models (``tau edit``): files in the prompt, edits back.
 
-No tool calling: the model sees the files and the instruction and answers with aider-style
-SEARCH/REPLACE blocks (or a whole file). Blocks are applied in memory with the tools' fuzzy
-matcher; blocks that miss are sent back once with the matcher's "did you mean" note.
-Nothing is written until ``write_changes``.
+No tool calling: the model sees the files and the instruction and answers in the format
+``app.agent.editformat`` picks for them: each small file rewritten whole in a fence, or
+aider-style SEARCH/REPLACE blocks for larger ones. Blocks are applied in memory with the
+tools' fuzzy matcher; blocks that miss are sent back once with the matcher's "did you mean"
+note. Nothing is written until ``write_changes``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.agent.editformat import WHOLE, choose_format, elided, merge_partial
 from app.agent.searchreplace import EditBlock, parse_edit_blocks
 from engine.types import CancelToken, DoneEvent, Engine, GenerateRequest, GenStats, SamplingParams, TokenEvent
 from tools.atomic import atomic_write
@@ -42,12 +44,37 @@ Rules:
 - Several changes: several blocks. Do not repeat unchanged code outside the blocks.
 - No explanations."""
 
+WHOLE_SYSTEM = """You are an expert programmer. You change code exactly as the user asks.
+Answer with the complete new content of every file you change: the file's path on one line,
+then the whole file in a fenced code block, in this format:
+
+path/of/file.py
+```python
+every line of the new file, changed or not
+```
+
+Rules:
+- Write the whole file: every line, from the first to the last. Never shorten it with
+  comments like "... rest of the code unchanged".
+- Write real, complete code for what is asked: no placeholders, no hard-coded answers.
+- Keep the lines that do not need to change exactly as they are.
+- No explanations."""
+
 FIX_PROMPT = """Some blocks did not apply:
 {failures}
 
 The files now are:
 {files}
 Reply with corrected SEARCH/REPLACE blocks for the failed changes only."""
+
+WHOLE_FIX_PROMPT = """Your reply could not be used:
+{failures}
+
+The files now are:
+{files}
+Reply with the complete new content of each file to change, every line, in a fenced block after its path."""
+
+
 
 STOP = ("<|im_end|>", "<|endoftext|>")
 
@@ -79,6 +106,7 @@ class EditOutcome:
     failures: list[str]
     stats: GenStats | None
     generations: int
+    edit_format: str = WHOLE
 
     @property
     def diff(self) -> str:
@@ -103,16 +131,40 @@ def _show(files: list[SourceFile]) -> str:
     return "".join(f"{f.path}\n```\n{f.text}{'' if f.text.endswith(chr(10)) or not f.text else chr(10)}```\n\n" for f in files)
 
 
+def _apply_whole(f: SourceFile, text: str) -> str | None:
+    """Put a whole-file reply into ``f``; the failure, if it cannot stand for the file."""
+    text = text if text.endswith("\n") or not text else text + "\n"
+    skipped = elided(f.text, text)
+    if skipped is not None:
+        return f"{f.path}: the new file skips code ({skipped!r}); write every line of the file"
+    if f.path.endswith(".py") and "def " in f.text and "def " not in text and "class " not in text:
+        return f"{f.path}: the block is not the file (it has none of its functions); write the whole file"
+    f.text = merge_partial(f.text, text) or text
+    return None
+
+
 def _apply(files: list[SourceFile], blocks: list[EditBlock]) -> list[str]:
     by_path = {f.path: f for f in files}
     failures = []
+    rewritten: set[str] = set()
     for b in blocks:
         f = by_path.get(b.path) or by_path.get(b.path.lstrip("./"))
         if f is None:
             failures.append(f"{b.path}: not one of the files given ({', '.join(by_path)})")
             continue
-        if b.whole_file or not b.search.strip():
-            f.text = b.replace if b.replace.endswith("\n") or not b.replace else b.replace + "\n"
+        if b.whole_file:
+            if f.path in rewritten:  # the file comes first; later fences are usage examples
+                continue
+            rewritten.add(f.path)
+            failure = _apply_whole(f, b.replace)
+            if failure:
+                failures.append(failure)
+            continue
+        if not b.search.strip():
+            if f.text.strip():  # an empty SEARCH is no licence to replace a whole file
+                failures.append(f"{f.path}: empty SEARCH block; copy the lines to change from the file")
+            else:
+                f.text = b.replace if b.replace.endswith("\n") or not b.replace else b.replace + "\n"
             continue
         res = apply_edit(f.text, b.search, b.replace, f.path)
         if res.ok and res.new_text is not None:
@@ -120,6 +172,19 @@ def _apply(files: list[SourceFile], blocks: list[EditBlock]) -> list[str]:
         else:
             failures.append(f"{f.path}: {res.message}\nSEARCH was:\n{b.search}")
     return failures
+
+
+def _bare_code(reply: str, files: list[SourceFile]) -> list[EditBlock]:
+    """A whole-file reply without a fence: accepted for one Python file when it parses."""
+    import ast
+
+    if len(files) != 1 or not files[0].path.endswith(".py") or "def " not in reply:
+        return []
+    try:
+        ast.parse(reply)
+    except (SyntaxError, ValueError):
+        return []
+    return [EditBlock(files[0].path, "", reply.strip("\n"), whole_file=True)]
 
 
 def plan_edit(
@@ -131,12 +196,15 @@ def plan_edit(
     retries: int = 1,
     cancel: CancelToken | None = None,
     on_text: Callable[[str], None] | None = None,
+    edit_format: str | None = None,
 ) -> EditOutcome:
+    """``edit_format``: WHOLE or SEARCH_REPLACE; None picks by the files' size."""
     files = load_files(root, paths)
-    for f in files:
+    for f in files:  # the drafter copies unchanged lines from here: a rewrite costs its changes
         engine.register_context(f"file:{f.path}", f.original)
+    fmt = edit_format or choose_format([f.original for f in files], engine.count_tokens)
     messages = [
-        {"role": "system", "content": EDIT_SYSTEM},
+        {"role": "system", "content": WHOLE_SYSTEM if fmt == WHOLE else EDIT_SYSTEM},
         {"role": "user", "content": f"{_show(files)}Instruction: {instruction}"},
     ]
     n_ctx = engine.info.n_ctx
@@ -165,18 +233,21 @@ def plan_edit(
             break
         stats = done.stats
         blocks, errors = parse_edit_blocks(done.text, [f.path for f in files])
+        if not blocks and not errors and fmt == WHOLE:
+            blocks = _bare_code(done.text, files)
         failures = errors + _apply(files, blocks)
         if not blocks and not errors:
-            failures = ["the reply has no SEARCH/REPLACE block"]
+            failures = ["the reply has no file in a fenced block" if fmt == WHOLE else "the reply has no SEARCH/REPLACE block"]
         if not failures:
             break
+        fix = WHOLE_FIX_PROMPT if fmt == WHOLE and all(b.whole_file for b in blocks) else FIX_PROMPT
         messages += [
             {"role": "assistant", "content": done.text},
-            {"role": "user", "content": FIX_PROMPT.format(failures="\n\n".join(failures), files=_show(files))},
+            {"role": "user", "content": fix.format(failures="\n\n".join(failures), files=_show(files))},
         ]
     changes = [FileChange(f.path, f.original, f.text, make_diff(f.path, f.original, f.text), f.fmt)
                for f in files if f.text != f.original]
-    return EditOutcome(changes, failures, stats, gens)
+    return EditOutcome(changes, failures, stats, gens, fmt)
 
 
 def write_changes(root: Path, changes: list[FileChange]) -> None:

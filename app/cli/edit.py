@@ -1,6 +1,8 @@
-"""``tau edit FILE... "instruction"``: one edit through SEARCH/REPLACE blocks, shown as a diff.
+"""``tau edit FILE... "instruction"``: one edit (whole files or SEARCH/REPLACE blocks, by size),
+shown as a diff; ``--check CMD`` runs a command after applying and reports whether it passed.
 
-Exit status: 0 the edit was applied; 1 no applicable edit (or not approved); 2 bad usage.
+Exit status: 0 the edit was applied (and the check passed); 1 no applicable edit, not
+approved, or the check failed; 2 bad usage.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from app.agent.checks import tail
 from app.agent.direct_edit import EditError, plan_edit, write_changes
+from app.agent.editformat import SEARCH_REPLACE, WHOLE
 from app.cli.main import UsageError, add_model_flags
 from app.config import Config
 from app.controller.opening import open_engine
@@ -24,6 +28,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--yes", "-y", action="store_true", help="apply without asking")
     p.add_argument("--json", action="store_true", help="print one JSON object {files, diff, applied, stats}")
     p.add_argument("--retries", type=int, default=1, help="times to resend blocks that did not apply (default 1)")
+    p.add_argument("--check", metavar="CMD", help="run CMD after applying (e.g. 'pytest -q'); exit 1 if it fails")
+    p.add_argument("--edit-format", dest="edit_format", choices=["auto", WHOLE, SEARCH_REPLACE], default="auto",
+                   help="whole-file rewrite or SEARCH/REPLACE blocks (default auto: whole for small files)")
     add_model_flags(p)
     p.set_defaults(func=run)
 
@@ -36,6 +43,19 @@ def _confirm(question: str) -> bool:
     except EOFError:
         return False
     return answer.strip().lower() in ("y", "yes")
+
+
+CHECK_TIMEOUT_S = 600
+
+
+def run_check(command: str, root: Path) -> dict[str, Any]:
+    """Run the user's check command in ``root``: its exit code, whether it passed, its output's tail."""
+    from tools.process import run_process
+
+    result = run_process(command, root, timeout=CHECK_TIMEOUT_S)
+    passed = result.exit_code == 0 and not result.timed_out
+    return {"command": command, "ran": True, "passed": passed, "exit_code": result.exit_code,
+            "timed_out": result.timed_out, "output_tail": tail(result.output)}
 
 
 def run(args: argparse.Namespace, cfg: Config) -> int:
@@ -61,8 +81,9 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
                 sys.stderr.write(f"\x1b[2m{text}\x1b[0m")
                 sys.stderr.flush()
 
+            fmt = None if getattr(args, "edit_format", "auto") == "auto" else args.edit_format
             outcome = plan_edit(engine, root, paths, instruction, retries=max(0, args.retries),
-                                on_text=show if live else None)
+                                on_text=show if live else None, edit_format=fmt)
             if live:
                 sys.stderr.write("\n")
         except EditError as e:
@@ -79,6 +100,9 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
     if outcome.changes and (args.yes or (not args.json and _confirm("Apply these changes? [y/N] "))):
         write_changes(root, outcome.changes)
         applied = True
+    check: dict[str, Any] | None = None
+    if getattr(args, "check", None):
+        check = run_check(args.check, root) if applied else {"command": args.check, "ran": False, "passed": None}
     stats = outcome.stats.to_dict() if outcome.stats else {}
     stats["generations"] = outcome.generations
     if args.json:
@@ -87,6 +111,8 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
             "diff": outcome.diff,
             "applied": applied,
             "failures": outcome.failures,
+            "edit_format": outcome.edit_format,
+            "check": check,
             "stats": stats,
         }))
     elif not outcome.changes:
@@ -95,4 +121,9 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         print(f"tau: applied to {', '.join(c.path for c in outcome.changes)}", file=sys.stderr)
     else:
         print("tau: not applied (pass --yes to apply without asking)", file=sys.stderr)
-    return 0 if applied else 1
+    if check is not None and check["ran"] and not args.json:
+        verdict = "passed" if check["passed"] else f"FAILED (exit code {check['exit_code']})"
+        print(f"tau: check `{check['command']}` {verdict}", file=sys.stderr)
+        if not check["passed"]:
+            print(check["output_tail"], file=sys.stderr)
+    return 0 if applied and (check is None or check["passed"]) else 1

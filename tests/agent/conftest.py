@@ -3,6 +3,9 @@ from pathlib import Path
 import pytest
 from agent_helpers import git
 
+from app.controller import opening
+from engine.scripted import ScriptedEngine
+
 
 @pytest.fixture(autouse=True)
 def state_dir(tmp_path, monkeypatch):
@@ -26,3 +29,22 @@ def repo(tmp_path) -> Path:
     return root
 
 
+@pytest.fixture
+def engines(monkeypatch):
+    """Queue ScriptedEngines for the CLI commands (what open_engine would return)."""
+    made: list[ScriptedEngine] = []
+    queue: list[ScriptedEngine] = []
+
+    def factory(cfg, notify):
+        eng = queue.pop(0)
+        made.append(eng)
+        return eng
+
+    monkeypatch.setattr(opening, "override", factory)
+    return queue, made
+
+
+@pytest.fixture
+def in_repo(repo, monkeypatch):
+    monkeypatch.chdir(repo)
+    return repo
