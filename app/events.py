@@ -63,10 +63,15 @@ class EngineStatsEvent:
 
 @dataclass(frozen=True)
 class Final:
-    """The turn/run ended. status: 'done' | 'failed' | 'limit' | 'cancelled'."""
+    """The turn/run ended. status: 'done' | 'failed' | 'limit' | 'cancelled'.
+
+    ``reason``: why it ended so, in words (a job's run: the check passed, still fails, ...);
+    ``check``: a job's check and its last result (app.agent.checks.CheckState.report), if any."""
 
     status: str
     message: str = ""
+    reason: str = ""
+    check: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,11 @@ class AgentExit(Exception):
         self.message = message
 
     def final(self) -> Final:
-        return Final(self.status, self.message)
+        return Final(self.status, self.message, reason=self.reason)
+
+    @property
+    def reason(self) -> str:
+        return "" if self.status == "done" else self.message
 
 
 class Finished(AgentExit):

@@ -28,6 +28,38 @@ _PROMISE = re.compile(
 )
 
 
+# "fix ...", "rename x to y", "make the test pass": the user asked for a change, so code the
+# reply shows for a workspace file is meant to be applied (proposed through the approval flow)
+_CHANGE = re.compile(
+    r"\b(?:fix|change|edit|modify|update|rename|refactor|implement|rewrite|replace|add|remove|delete|"
+    r"make|correct|repair|convert|move|apply|write|create|improve|optimi[sz]e|clean ?up)\b",
+    re.I,
+)
+
+
+_QUESTION = re.compile(r"^\s*(?:how|what|why|where|when|which|who|is|are|does|do|did|should)\b[^\n]*\?\s*$", re.I)
+
+
+def asks_for_change(text: str) -> bool:
+    """Does the user's message ask for the code to change? "Fix add" and "can you fix add?"
+    do; a question ("how would I fix add?") does not."""
+    text = (text or "").strip()
+    return bool(_CHANGE.search(text)) and not _QUESTION.match(text)
+
+
+def check_nudge(command: str, exit_code: int | None, output: str, ran_by_tau: bool, edited_since: bool,
+                edit_tool: str = "edit_file") -> str:
+    """The push-back when the run's check does not pass: what it said, and what to do."""
+    said = "\n".join(failure_lines(output, 12)) or output[-800:]
+    who = "tau ran the check" if ran_by_tau else "The check"
+    again = "" if not edited_since else " after your last change"
+    return (
+        f"{who} `{command}`{again}: it fails (exit code {exit_code}), so the task is not done.\n{said}\n"
+        f"Read the failure, fix the code with {edit_tool} (or rewrite the file with write_file), "
+        "and the check runs again when you answer. If it cannot pass, say why."
+    )
+
+
 @dataclass
 class TurnFacts:
     edits: int = 0  # successful file edits this turn

@@ -11,14 +11,18 @@ from __future__ import annotations
 import json
 import traceback
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from app.agent import toolbox
 from app.agent.budget import BudgetLimits, ContextBudget, cut_middle
+from app.agent.checks import CheckState, find_check
+from app.agent.editformat import agent_rule
 from app.agent.exits import AgentExit, Cancelled, EngineFailed, Finished, FormatGiveUp, StepLimit
 from app.agent.finish import (
     MAX_NUDGES,
     TurnFacts,
+    asks_for_change,
     has_code_block,
     premature,
     promise_nudge,
@@ -26,11 +30,14 @@ from app.agent.finish import (
     unkept_promise,
 )
 from app.agent.instructions import load_instructions
+from app.agent.judging import JudgeMixin
 from app.agent.mentions import attach_files
 from app.agent.prompts import FORMAT_FEEDBACK, system_prompt
+from app.agent.repeats import RepeatGuard
+from app.agent.replyclean import embedded_calls, strip_markup
 from app.agent.repomap import list_files, repo_map
 from app.agent.shell_setup import shell_options, unconfined_notice
-from app.agent.shown_code import only_quotes, shown_edits, workspace_texts
+from app.agent.shown_code import only_quotes, shown_calls, workspace_texts
 from app.agent.summary import summarize
 from app.agent.tokens import counter_for
 from app.agent.toolcalls import ParsedReply, ToolCall, parse_reply
@@ -63,18 +70,22 @@ from tools.permissions_types import Approver
 from tools.secret_files import is_secret_path
 
 MAX_FORMAT_FAILURES = 3
-REPLY_TOKENS = 2048
+REPLY_TOKENS = 4096  # room for a whole-file write_file of a small file (app.agent.editformat)
 TOOL_OUTPUT_CHARS = 12_000
 STOP = ("<|im_end|>", "<|endoftext|>", "<tool_response>")
 
 
-class Agent:
+class Agent(JudgeMixin):
     def __init__(self, engine: Engine, root: Path, *, config: Config, approver: Approver,
                  on_event: Callable[[AgentEvent], None], session: Session | None = None,
-                 tools: list[Tool] | None = None, insist: bool = False) -> None:
+                 tools: list[Tool] | None = None, insist: bool = False, check: str | None = None) -> None:
         self.engine, self.root, self.config = engine, Path(root).resolve(), config
         self.insist = insist  # a job, not a chat: push back on answers that are not done (app.agent.finish)
+        self.check_flag = check  # `tau run --check CMD`; else found per turn (app.agent.checks)
         self._facts = TurnFacts()
+        self._check: CheckState | None = None
+        self._repeats = RepeatGuard()
+        self._wants_change = False
         self.approver, self.on_event = approver, on_event
         self.tools = toolbox.default_tools() if tools is None else list(tools)
         self._by_name = {t.name: t for t in self.tools}
@@ -123,12 +134,19 @@ class Agent:
             if "run_shell" in self._by_name and (unconfined := unconfined_notice(self.config, self.mode)):
                 self._emit(Notice(unconfined, {"shell": "unconfined"}))
         self.undo_journal.begin_turn()
-        self._facts = TurnFacts()
+        self._facts, self._repeats = TurnFacts(), RepeatGuard()
+        self._wants_change = self.insist or asks_for_change(text)
+        files = list_files(self.root)
         first = not any(m.get("role") == "user" for m in self.messages)
-        content, attached = attach_files(self.root, text, list_files(self.root), whole_small_workspace=self.insist and first)
+        content, attached = attach_files(self.root, text, files, whole_small_workspace=self.insist and first)
         self._add({"role": "user", "content": content})
         register_files(self.engine, self.root, attached)
         self._failures = 0
+        self._check = None
+        if self.insist:
+            instructions = load_instructions(self.root)
+            check = find_check(self.root, text, instructions.text if instructions else "", files, self.check_flag)
+            self._check = CheckState(check) if check else None
         try:
             for _ in range(max(1, self.config.max_steps)):
                 self.step()
@@ -138,6 +156,7 @@ class Agent:
         except Exception as e:  # a bug must not kill the front end: report it as a failed turn
             final = Final("failed", f"internal error: {type(e).__name__}: {e}")
             self._emit(ErrorEvent(final.message, traceback.format_exc()))
+        final = self._judged(final)
         self._emit(final)
         return final
 
@@ -167,21 +186,26 @@ class Agent:
             self.session.reset(self.messages)
             self._emit(Notice("context: " + "; ".join(notes)))
         reply, finish = self.query()
+        reply = strip_markup(reply)  # template markers never reach the history or the answer
         parsed = parse_reply(reply, self._by_name)
         if not parsed.calls and not parsed.errors:
+            prose, stray = embedded_calls(parsed.content, self._by_name)
+            if stray:  # a call written as bare JSON inside prose is still a call
+                parsed = ParsedReply(prose, stray, [])
+        if not parsed.calls and not parsed.errors:
             shown, new_code = self._judge_code(parsed.content)
-            if shown:  # a job's answer that shows a fix instead of making it, or skips the check: do it
+            if shown:  # an answer that shows a fix instead of making it, or skips the check: do it
                 self._facts.nudges += 1
                 self._emit(AssistantMessage(parsed.content))
                 self._emit(Notice("before accepting the answer: " + ", ".join(
-                    f"edit {c.arguments['path']}" if c.name == "edit_file" else f"run {c.arguments['command']}"
+                    f"run {c.arguments['command']}" if c.name == "run_shell" else f"edit {c.arguments['path']}"
                     for c in shown)))
                 self.execute(ParsedReply(parsed.content, shown, []))
                 return
             self._add({"role": "assistant", "content": reply.strip()})
             self._emit(AssistantMessage(parsed.content))
             nudge = (premature(self._facts, new_code, example=self._edit_example(), files=tuple(list_files(self.root)[:8]))
-                     if self.insist else None) or self._promise_nudge(parsed.content)
+                     if self.insist else None) or self._promise_nudge(parsed.content) or self._check_gate()
             if nudge is None:
                 raise Finished(parsed.content)
             self._facts.nudges += 1
@@ -239,13 +263,19 @@ class Agent:
                 raise Cancelled("cancelled by the user")
             self._emit(ToolCallEvent(call_id, call.name, call.arguments))
             result = self._run_tool(call)
+            if not result.ok and self._repeats.failed(call, result.output) >= 2:
+                result = replace(result, output=self._change_tack(call, result.output))
             self._emit(ToolResultEvent(call_id, call.name, result.ok, result.output, result.diff,
                                        result.exit_code, result.command))
             kind = self._by_name[call.name].kind
             if kind == "edit" and result.ok:
                 self._facts.edited()
+                if self._check is not None:
+                    self._check.edited()
             elif kind == "shell":
                 self._facts.ran(result.command, result.exit_code, result.output)
+                if self._check is not None:
+                    self._check.ran(result.command, result.exit_code, result.output)
             content = cut_middle(result.output, TOOL_OUTPUT_CHARS) or "(no output)"
             self._add({"role": "tool", "tool_call_id": call_id, "name": call.name, "content": content})
             if kind in ("read", "edit"):
@@ -277,23 +307,22 @@ class Agent:
 
     # -- helpers ----------------------------------------------------------------------------
     def _shown_edit_calls(self, content: str, texts: dict[str, str] | None = None) -> list[ToolCall]:
-        """edit_file calls for the Python definitions a job's message rewrote (app.agent.shown_code).
-        ``texts``: the workspace's files when the caller has read them already."""
-        if "edit_file" not in self._by_name or not has_code_block(content):
+        """edit_file/write_file calls for the definitions or whole files a message showed changed
+        (app.agent.shown_code). ``texts``: the workspace's files when the caller has read them."""
+        if not has_code_block(content) or not {"edit_file", "write_file"} & set(self._by_name):
             return []
         if texts is None:
-            texts = workspace_texts(self.root, list_files(self.root), ".py")
-        py = {p: t for p, t in texts.items() if p.endswith(".py")}
-        return [ToolCall("edit_file", {"path": e.path, "search": e.search, "replace": e.replace})
-                for e in shown_edits(content, py)]
+            texts = workspace_texts(self.root, list_files(self.root))
+        return shown_calls(content, texts, set(self._by_name))
 
     def _judge_code(self, content: str) -> tuple[list[ToolCall], bool]:
-        """For a job's final answer: the calls it should have made - edit_file for definitions
-        it rewrote in its answer instead of editing, and a rerun of this turn's failing check
-        once files changed since - and whether the answer shows code that is not a quote of
-        the workspace."""
+        """For a final answer: the calls it should have made - an edit for code it showed
+        changed instead of editing (any front end, when the user asked for a change; the
+        edit goes through the usual approval), and for a job a rerun of this turn's failing
+        check once files changed since - and whether the answer shows code that is not a
+        quote of the workspace."""
         facts = self._facts
-        if not self.insist or facts.nudges >= MAX_NUDGES:
+        if not self._wants_change or facts.nudges >= MAX_NUDGES:
             return [], False
         calls: list[ToolCall] = []
         new_code = False
@@ -302,7 +331,7 @@ class Agent:
             new_code = not only_quotes(content, texts)
             calls = self._shown_edit_calls(content, texts)
         failing = facts.last_command if facts.last_exit not in (None, 0) else None
-        if failing and (calls or facts.edits_since_check) and "run_shell" in self._by_name:
+        if self.insist and failing and (calls or facts.edits_since_check) and "run_shell" in self._by_name:
             calls.append(ToolCall("run_shell", {"command": failing}))  # only a command it ran itself this turn
         return calls, new_code
 
@@ -352,7 +381,10 @@ class Agent:
         rmap = repo_map(self.root)
         if rmap:
             self.engine.register_context("repomap", rmap)
-        return system_prompt(str(self.root), self.tools, rmap, load_instructions(self.root))
+        text = system_prompt(str(self.root), self.tools, rmap, load_instructions(self.root))
+        rule = agent_rule([t.name for t in self.tools])  # which edit tool for which file size
+        return text.replace("\n- Read a file before you edit it.", "\n- Read a file before you edit it." + rule, 1) \
+            if rule and "\n- Read a file before you edit it." in text else text + rule
 
     def _summarize(self, messages: list[dict]) -> str:
         return summarize(self.engine, messages, self._count, self._cancel)

@@ -3,9 +3,11 @@
 Small models often end with "here is the corrected code" and a fenced block holding a whole
 function, without calling any tool. When such a block (re)defines a top-level function or
 class that exists exactly once among the workspace's Python files, the block's definition
-can replace the file's. The loop turns these into ordinary edit_file calls, so they pass the
-same permission rules and undo journal as any other edit. Test files are never targets: a
-shown test is an illustration more often than an intended change.
+can replace the file's; a block right after a line naming a workspace file that holds most of
+that file, changed, is a whole-file rewrite. The loop turns these into ordinary edit_file and
+write_file calls, so they pass the same approval, permission rules and undo journal as any
+other edit. Test files are never targets: a shown test is an illustration more often than an
+intended change.
 
 ``shown_edits`` and ``only_quotes`` are pure; ``workspace_texts`` is the thin I/O that feeds them.
 """
@@ -13,10 +15,13 @@ shown test is an illustration more often than an intended change.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from pathlib import Path
 
-from app.agent.toolcalls import FENCED  # one fence pattern: blocks pair up in order
+from app.agent.confined import read_confined
+from app.agent.toolcalls import FENCED, ToolCall  # one fence pattern: blocks pair up in order
 
 _LANGS = ("", "python", "py", "python3")
 MAX_FILE_BYTES = 200_000
@@ -87,6 +92,43 @@ def shown_edits(reply: str, files: dict[str, str]) -> list[ShownEdit]:
     return list(edits.values())
 
 
+WHOLE_SHARE = 0.6  # a block is "the file" when it has at least this share of the file's lines, similar
+
+
+def _named_file(prose: str, paths: list[str]) -> str | None:
+    """The workspace file the last line before a fence names ("Here is the fixed calc.py:")."""
+    lines = [ln for ln in prose.splitlines() if ln.strip()]
+    if not lines:
+        return None
+    last = lines[-1]
+    found = [(m.start(), p) for p in paths for m in re.finditer(rf"(?<![\w/.-]){re.escape(p)}(?![\w/-])", last)]
+    return max(found)[1] if found else None
+
+
+def shown_rewrites(reply: str, files: dict[str, str]) -> dict[str, str]:
+    """Whole files the reply shows changed: path -> new text. A fence counts when the line
+    before it names a workspace file and the block is most of that file, not equal to it."""
+    out: dict[str, str] = {}
+    paths = sorted(files, key=len, reverse=True)
+    for m in FENCED.finditer(reply):
+        path = _named_file(reply[: m.start()], paths)
+        if path is None or is_test_file(path):
+            continue
+        new = m.group(2)
+        if _whole_like(files[path], new):
+            out[path] = new if new.endswith("\n") else new + "\n"
+    return out
+
+
+def _whole_like(old: str, new: str) -> bool:
+    a = [ln.strip() for ln in old.splitlines() if ln.strip()]
+    b = [ln.strip() for ln in new.splitlines() if ln.strip()]
+    if not a or not b or a == b or len(b) < WHOLE_SHARE * len(a):
+        return False
+    ratio = SequenceMatcher(None, a, b, autojunk=False).ratio()
+    return ratio >= 0.5
+
+
 def only_quotes(reply: str, files: dict[str, str]) -> bool:
     """Every fenced block of ``reply`` merely quotes the files (each of its lines is in them)."""
     lines = {ln.strip() for text in files.values() for ln in text.splitlines()}
@@ -98,15 +140,30 @@ def only_quotes(reply: str, files: dict[str, str]) -> bool:
 
 
 def workspace_texts(root: Path, paths: list[str], suffix: str = "") -> dict[str, str]:
-    """The texts of the workspace's files among ``paths`` ending in ``suffix`` (size-capped, text only)."""
+    """The texts of the workspace's files among ``paths`` ending in ``suffix`` (size-capped, text
+    only, confined to the workspace and never a secret file)."""
     out: dict[str, str] = {}
     for rel in paths:
         if not rel.endswith(suffix) or len(out) >= MAX_FILES:
             continue
-        p = root / rel
-        try:
-            if p.stat().st_size <= MAX_FILE_BYTES:
-                out[rel] = p.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
+        text = read_confined(root, rel, MAX_FILE_BYTES)
+        if text is not None:
+            out[rel] = text
     return out
+
+
+def shown_calls(reply: str, texts: dict[str, str], tools: set[str]) -> list[ToolCall]:
+    """The edit calls the reply's shown code stands for: edit_file for each Python definition it
+    rewrote, write_file for a whole file it showed changed (where no definition covers it)."""
+    calls: list[ToolCall] = []
+    covered: set[str] = set()
+    if "edit_file" in tools:
+        py = {p: t for p, t in texts.items() if p.endswith(".py")}
+        for e in shown_edits(reply, py):
+            calls.append(ToolCall("edit_file", {"path": e.path, "search": e.search, "replace": e.replace}))
+            covered.add(e.path)
+    if "write_file" in tools:
+        for path, new in shown_rewrites(reply, texts).items():
+            if path not in covered:
+                calls.append(ToolCall("write_file", {"path": path, "content": new}))
+    return calls

@@ -15,6 +15,13 @@ def default_tools() -> list[Tool]:
     return list(tools_default())
 
 
+def shell_tool() -> Tool:
+    """The shell tool tau runs a job's check with (app.agent.checks)."""
+    from tools.shell import RunShell
+
+    return RunShell()
+
+
 def tool_schemas(tools: list[Tool]) -> list[dict]:
     from tools.registry import tool_schemas as registry_schemas
 

@@ -2,8 +2,10 @@
 
 Plain output prints the final answer (progress on stderr); ``--json`` streams one JSON event
 per line (``app.events.event_to_dict``). Mode defaults to auto-edit: edits apply, shell
-commands are denied unless ``--mode full-auto``. Exit status: 0 finished, 1 failed or hit a
-limit, 2 bad usage, 130 interrupted (Ctrl-C cancels the run, a second Ctrl-C aborts).
+commands are denied unless ``--mode full-auto``. A check (``--check``, a test command the task
+or AGENTS.md names, or the workspace's tests) judges the run (app.agent.checks). Exit status:
+0 finished and the check (where there is one) passed after the last edit; 1 failed, hit a
+limit or the check fails; 2 bad usage; 130 interrupted (Ctrl-C cancels, a second aborts).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="stream JSONL events on stdout")
     p.add_argument("--max-steps", dest="max_steps", type=int, help="model steps before giving up")
     p.add_argument("--mode", dest="run_mode", choices=["auto-edit", "full-auto"], help="permission mode (default auto-edit)")
+    p.add_argument("--check", metavar="CMD", help="the command that says the task is done (default: named in the "
+                   "task or AGENTS.md, else the workspace's tests: pytest, npm test, go test, cargo test)")
     p.add_argument("--session", dest="session_id", metavar="ID", help="continue a saved session ('latest' for the newest)")
     add_model_flags(p)
     add_shell_flags(p)
@@ -102,7 +106,7 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
     old = signal.signal(signal.SIGINT, on_sigint)
     try:
         agent = Agent(engine, Path.cwd(), config=cfg, approver=deny_all, on_event=printer, session=session,
-                      insist=True)
+                      insist=True, check=getattr(args, "check", None))
         final: Final = agent.run_turn(task, cancel)
         agent.session.close()
     finally:
@@ -111,6 +115,8 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
     if not args.json:
         if final.status == "done":
             print(final.message)
+            if final.check:
+                print(f"tau: {final.reason}", file=sys.stderr)
         else:
-            print(f"tau: {final.status}: {final.message}", file=sys.stderr)
+            print(f"tau: {final.status}: {final.reason or final.message}", file=sys.stderr)
     return EXIT.get(final.status, 1)

@@ -4,11 +4,9 @@ import os
 import signal
 import threading
 
-import pytest
 from agent_helpers import call
 
 from app.cli.main import main
-from app.controller import opening
 from engine.scripted import ScriptedEngine
 
 FIX_ADD = """calc.py
@@ -18,27 +16,6 @@ FIX_ADD = """calc.py
     return a + b
 >>>>>>> REPLACE
 """
-
-
-@pytest.fixture
-def engines(monkeypatch):
-    """Queue ScriptedEngines for the CLI commands (what open_engine would return)."""
-    made: list[ScriptedEngine] = []
-    queue: list[ScriptedEngine] = []
-
-    def factory(cfg, notify):
-        eng = queue.pop(0)
-        made.append(eng)
-        return eng
-
-    monkeypatch.setattr(opening, "override", factory)
-    return queue, made
-
-
-@pytest.fixture
-def in_repo(repo, monkeypatch):
-    monkeypatch.chdir(repo)
-    return repo
 
 
 def test_edit_yes_applies_and_prints_diff(in_repo, engines, capsys):
@@ -132,7 +109,8 @@ def test_run_json_streams_events_and_edits(in_repo, engines, capsys):
     assert code == 0
     types = [e["type"] for e in events]
     assert types[0] == "session_start" and events[0]["mode"] == "auto-edit"
-    assert types[-1] == "final" and events[-1] == {"type": "final", "status": "done", "message": "Fixed add()."}
+    assert types[-1] == "final" and events[-1] == {"type": "final", "status": "done", "message": "Fixed add().",
+                                                "reason": "", "check": None}  # no tests here: no check
     for t in ("assistant_delta", "tool_call", "tool_result", "engine_stats", "assistant_message"):
         assert t in types
     edit = [e for e in events if e["type"] == "tool_result"][1]

@@ -1,0 +1,101 @@
+"""How a job's turn is judged: its check runs after the edits and its result decides the Final;
+a failing call repeated unchanged gets another answer (``app.agent.repeats``).
+
+A mixin of ``app.agent.loop.Agent``: it uses the agent's state (``_check``, ``_facts``,
+``policy``, ``_emit``), kept apart so the loop's module stays about the loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from app.agent import toolbox
+from app.agent.checks import CheckState
+from app.agent.confined import read_confined
+from app.agent.exits import Cancelled
+from app.agent.finish import TurnFacts, check_nudge
+from app.agent.repeats import change_tack
+from app.agent.shell_setup import shell_options
+from app.agent.toolcalls import ToolCall
+from app.events import Final, Notice, ToolCallEvent, ToolResultEvent
+from tools.base import ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from app.events import AgentEvent
+
+
+class JudgeMixin:
+    _check: CheckState | None
+    _facts: TurnFacts
+    insist: bool
+    root: Path
+    config: Any
+    policy: Any
+    approver: Any
+    journal: Any
+    _cancel: Any
+    _by_name: dict[str, Any]
+    _emit: Callable[[AgentEvent], None]
+    _next_id: Callable[[], int]
+
+    mode: str
+    def _check_gate(self) -> str | None:
+        """A job's answer stands only when its check passes after the last edit: run it when it
+        has not run since (an explicit check even without edits); the push-back if it fails."""
+        st = self._check
+        if st is None or not self.insist:
+            return None
+        if st.passed is None and (self._facts.edits or st.check.explicit):
+            self._run_check(st)
+        if st.passed is not False:
+            return None
+        return check_nudge(st.check.command, st.exit_code, st.output, st.ran_by_tau > 0, self._facts.edits > 0)
+
+    def _run_check(self, st: CheckState) -> None:
+        """Run the check as tau (not the model): an explicit one in any mode, a found one only
+        where shell commands run unasked (full-auto)."""
+        if not st.check.explicit and self.mode != "full-auto":
+            st.skipped = "shell commands need --mode full-auto"
+            self._emit(Notice(f"check `{st.check.command}` not run: {st.skipped}"))
+            return
+        self._emit(Notice(f"before accepting the answer: run the check `{st.check.command}`"))
+        call = ToolCall("run_shell", {"command": st.check.command, "timeout": 600})
+        call_id = f"check_{self._next_id()}"
+        self._emit(ToolCallEvent(call_id, call.name, call.arguments))
+        policy = self.policy if not st.check.explicit else toolbox.make_policy("full-auto", self.approver)
+        ctx = ToolContext(root=self.root, policy=policy, journal=self.journal, cancel=self._cancel,
+                          approver=self.approver, extra={"shell": shell_options(self.config, policy.mode)})
+        try:
+            result = toolbox.shell_tool().run(call.arguments, ctx)
+        except Exception as e:  # a tool bug is a failed check, not a crash
+            result = ToolResult(False, f"error: the check failed to run: {type(e).__name__}: {e}")
+        self._emit(ToolResultEvent(call_id, call.name, result.ok, result.output, None, result.exit_code,
+                                   result.command))
+        if self._cancel.cancelled:
+            raise Cancelled("cancelled by the user")
+        if not st.ran(st.check.command, result.exit_code, result.output, by_tau=True):
+            st.skipped = result.output.splitlines()[0] if result.output else "it did not run"
+
+    def _judged(self, final: Final) -> Final:
+        """The turn's Final with its check, and why a job's run did not succeed."""
+        st = self._check
+        if st is None:
+            return final
+        reason = final.reason
+        if final.status == "done":
+            reason = "the check passed" if st.passed else f"the check did not run: {st.skipped or 'no edits to check'}"
+        elif st.passed is False:
+            reason = f"{final.message}; the check `{st.check.command}` still fails"
+        return replace(final, check=st.report(), reason=reason)
+
+    def _change_tack(self, call: ToolCall, output: str) -> str:
+        """What a repeated identical failure gets instead of the same error (app.agent.repeats)."""
+        edit = self._by_name.get("edit_file")
+        path = str(call.arguments.get("path", ""))
+        text = read_confined(self.root, path, 200_000) if call.name == "edit_file" and path else None
+        params = set((edit.parameters or {}).get("properties", {})) if edit else set()
+        return change_tack(call, output, text, params)

@@ -1,0 +1,62 @@
+"""Chat-template markup and stray tool calls in a model's reply.
+
+A small model sometimes writes the template's own markers (``<|im_start|>assistant``,
+``<end_of_turn>``, a made-up ``<|im_assistant>``) or a tool call as bare JSON in the middle of
+prose. Neither may reach the user as the final answer: markers are removed, a hallucinated
+next turn (``<|im_start|>user ...``) is cut off, and an embedded call becomes a call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection
+
+from app.agent.toolcalls import ToolCall
+
+# a hallucinated next turn: everything from here on is not the assistant's answer
+_NEXT_TURN = re.compile(
+    r"<\|im_start\|>\s*(?:user|system|tool)\b|<tool_response>|<start_of_turn>\s*user\b"
+    r"|<\|start_header_id\|>\s*(?:user|system|ipython)\b|\[INST\]"
+)
+_MARKERS = re.compile(
+    r"<\|im_start\|>\s*(?:assistant\b)?|<\|start_header_id\|>\s*assistant\s*<\|end_header_id\|>"
+    r"|<start_of_turn>\s*(?:model\b)?|<end_of_turn>|\[/INST\]|</s>\s*$"
+    r"|<\|[A-Za-z][A-Za-z0-9_]*\|?>"  # <|im_end|>, <|eot_id|>, <|endoftext|>, <|im_assistant>
+)
+_CALL_START = re.compile(r'\{\s*"name"\s*:')
+
+
+def strip_markup(text: str) -> str:
+    """``text`` without chat-template markers, cut where a made-up next turn starts."""
+    m = _NEXT_TURN.search(text)
+    if m:
+        text = text[: m.start()]
+    return _MARKERS.sub("", text).strip()
+
+
+def has_markup(text: str) -> bool:
+    return bool(_NEXT_TURN.search(text) or _MARKERS.search(text))
+
+
+def embedded_calls(text: str, known: Collection[str]) -> tuple[str, list[ToolCall]]:
+    """Tool calls written as bare JSON objects inside prose (``{"name": "edit_file",
+    "arguments": {...}}``), naming known tools; returns the prose without them and the calls."""
+    decoder = json.JSONDecoder()
+    calls: list[ToolCall] = []
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    while (m := _CALL_START.search(text, pos)) is not None:
+        try:
+            obj, end = decoder.raw_decode(text, m.start())
+        except json.JSONDecodeError:
+            pos = m.end()
+            continue
+        args = obj.get("arguments", obj.get("parameters")) if isinstance(obj, dict) else None
+        if isinstance(obj.get("name"), str) and obj["name"] in known and isinstance(args, dict):
+            calls.append(ToolCall(obj["name"], args))
+            spans.append((m.start(), end))
+        pos = end
+    for a, b in reversed(spans):
+        text = text[:a] + text[b:]
+    return text.strip(), calls

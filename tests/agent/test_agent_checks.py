@@ -1,0 +1,102 @@
+"""Tests as the judge of a headless run: the check is found, run by tau after the edits, pushed
+back while it fails, and the final event and exit code say whether it passed."""
+
+import json
+
+from agent_helpers import call, make_agent
+
+from app.agent.checks import CheckState, find_check, named_check, workspace_check
+from app.cli.main import main
+from app.events import Notice, ToolCallEvent, ToolResultEvent
+from engine.scripted import ScriptedEngine
+
+TEST_CALC = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+WRONG = call("edit_file", path="calc.py", search="    return a - b", replace="    return a * b")
+RIGHT = call("edit_file", path="calc.py", search="    return a * b\n\n\ndef mul", replace="    return a + b\n\n\ndef mul")
+
+
+def test_the_check_comes_from_the_flag_the_task_agents_md_or_the_workspace(tmp_path):
+    assert named_check("Fix it (run the tests with `python -m pytest -q`).") == "python -m pytest -q"
+    assert named_check("Use `ls` and then:\n$ npm test\n") == "npm test"
+    assert named_check("Fix the bug in `calc.py`.") is None
+    files = ["calc.py"]
+    assert find_check(tmp_path, "fix it", "", files) is None
+    assert find_check(tmp_path, "fix it", "Run `make test` before you finish.", files).source == "instructions"
+    got = find_check(tmp_path, "run `cargo test -q`", "Run `make test`.", files, flag=None)
+    assert (got.command, got.source, got.explicit) == ("cargo test -q", "task", True)
+    assert find_check(tmp_path, "run `cargo test`", "", files, flag="tox -q").source == "flag"
+    assert workspace_check(tmp_path, ["pkg/a.py", "tests/test_a.py"]).endswith("-m pytest -q")
+    (tmp_path / "package.json").write_text('{"scripts": {"test": "echo \\"Error: no test specified\\" && exit 1"}}')
+    assert workspace_check(tmp_path, ["package.json"]) is None
+    (tmp_path / "package.json").write_text('{"scripts": {"test": "jest"}}')
+    assert workspace_check(tmp_path, ["package.json"]) == "npm test"
+    assert workspace_check(tmp_path, ["go.mod"]) == "go test ./..." and workspace_check(tmp_path, ["Cargo.toml"]) == "cargo test"
+    found = find_check(tmp_path, "fix it", "", ["a.py", "test_a.py"])
+    assert found.source == "workspace" and not found.explicit
+
+
+def test_check_state_follows_edits_and_runs(tmp_path):
+    st = CheckState(find_check(tmp_path, "run `pytest -q`", "", []))
+    assert st.passed is None and not st.ran("pytest", 0, "")  # another command
+    assert st.ran("pytest  -q", 1, "1 failed") and st.passed is False
+    st.edited()
+    assert st.passed is None
+    st.ran("pytest -q", 0, "ok", by_tau=True)
+    assert st.report() == {"command": "pytest -q", "source": "task", "ran": True, "passed": True,
+                           "exit_code": 0, "output_tail": "ok"}
+
+
+def _with_tests(repo):
+    (repo / "test_calc.py").write_text(TEST_CALC)
+    return repo
+
+
+def test_tau_runs_the_check_after_the_edits_and_keeps_going_until_it_passes(repo):
+    engine = ScriptedEngine([WRONG, "Fixed add().", RIGHT, "Fixed add() for real."])
+    agent, rec = make_agent(engine, _with_tests(repo), mode="full-auto", insist=True)
+    final = agent.run_turn("add() is wrong, fix it")
+    assert final.status == "done" and final.message == "Fixed add() for real."
+    assert final.check["passed"] is True and final.check["source"] == "workspace"
+    assert final.reason == "the check passed"
+    shell = [r for r in rec.of(ToolResultEvent) if r.name == "run_shell"]
+    assert [r.exit_code for r in shell] == [1, 0]  # tau ran it after each answer that followed an edit
+    assert "it fails (exit code 1)" in engine.prompts[2] and "assert" in engine.prompts[2]
+    assert any("run the check" in n.message for n in rec.of(Notice))
+
+
+def test_a_check_that_still_fails_at_the_step_limit_is_a_failed_run(repo):
+    engine = ScriptedEngine([WRONG, "Fixed add().", "It is fixed, trust me.", "Done."])
+    agent, rec = make_agent(engine, _with_tests(repo), mode="full-auto", insist=True, max_steps=4)
+    final = agent.run_turn("add() is wrong, fix it")
+    assert final.status == "limit" and final.check["passed"] is False
+    assert "still fails" in final.reason
+    assert len([c for c in rec.of(ToolCallEvent) if c.name == "run_shell"]) == 1  # no edit since: not rerun
+
+
+def test_a_found_check_needs_full_auto_an_explicit_one_runs_anyway(repo):
+    engine = ScriptedEngine([WRONG, "Fixed add()."])
+    agent, rec = make_agent(engine, _with_tests(repo), mode="auto-edit", insist=True)
+    final = agent.run_turn("add() is wrong, fix it")
+    assert final.status == "done" and final.check["ran"] is False and "full-auto" in final.reason
+    assert not any(c.name == "run_shell" for c in rec.of(ToolCallEvent))
+    engine = ScriptedEngine([RIGHT.replace("a * b\\n\\n", "a - b\\n\\n"), "Fixed add()."])
+    agent, rec = make_agent(engine, repo, mode="auto-edit", insist=True, check="python -m pytest -q -p no:cacheprovider")
+    (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n")
+    final = agent.run_turn("add() is wrong, fix it")
+    assert final.status == "done" and final.check["passed"] is True and final.check["source"] == "flag"
+
+
+def test_tau_run_exit_code_and_final_event_follow_the_check(in_repo, engines, capsys):
+    _with_tests(in_repo)
+    queue, _ = engines
+    queue.append(ScriptedEngine([WRONG, "Fixed add().", "Fixed.", "Fixed!"]))
+    code = main(["run", "fix add (run `python -m pytest -q -p no:cacheprovider`)", "--json", "--max-steps", "4"])
+    final = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert code == 1 and final["type"] == "final" and final["status"] == "limit"
+    assert final["check"]["passed"] is False and final["check"]["source"] == "task" and "still fails" in final["reason"]
+    queue.append(ScriptedEngine([RIGHT.replace("a * b\\n\\n", "a - b\\n\\n"), "Fixed add()."]))
+    (in_repo / "calc.py").write_text("def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n")
+    code = main(["run", "fix add", "--json", "--check", "python -m pytest -q -p no:cacheprovider"])
+    final = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert code == 0 and final["status"] == "done" and final["check"]["passed"] is True
+
