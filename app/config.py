@@ -6,6 +6,8 @@ Precedence: defaults < config file < environment (TAU_*) < command-line flags.
 from __future__ import annotations
 
 import os
+import stat
+import sys
 import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -28,10 +30,25 @@ def runtime_dir() -> Path:
     env = os.environ.get("TAU_RUNTIME_DIR")
     if env:
         return Path(env)
+    if sys.platform.startswith("linux") and not os.environ.get("XDG_RUNTIME_DIR"):
+        # platformdirs would warn (RuntimeDirWarning) on every command and fall back to /tmp
+        return _quiet_runtime_dir()
     try:
         return Path(platformdirs.user_runtime_dir(APP))
     except Exception:  # pragma: no cover - platform without a runtime dir
         return state_dir() / "run"
+
+
+def _quiet_runtime_dir() -> Path:
+    """``/run/user/<uid>/tau`` when that is the user's private directory (the usual place
+    without XDG_RUNTIME_DIR, over ssh or in a container), else ``<state dir>/run``."""
+    base = Path(f"/run/user/{os.getuid()}")
+    try:
+        st = base.lstat()
+        private = stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
+    except OSError:
+        private = False
+    return base / APP if private and os.access(base, os.W_OK) else state_dir() / "run"
 
 
 class ConfigError(ValueError):
