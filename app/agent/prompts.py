@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-import json
 import platform
 from collections.abc import Sequence
 
 from app.agent.instructions import Instructions
+from app.wire import Wire
+from app.wire.chatml import QWEN25
 from tools.base import Tool
 
-SYSTEM_TEMPLATE = """You are tau, a coding assistant working in the repository at {root} ({os}).
+# The fixed part of the system prompt comes first and names nothing of this run (no path, no
+# OS, no file), so every run of one model shares it byte for byte and its KV state can be
+# saved once (issue 14); the per-workspace facts follow it.
+FIXED_TEMPLATE = """You are tau, a coding assistant working in a code repository.
 You help by reading code, editing files and running commands through tools.
 
-To call a tool, write one JSON object per call inside <tool_call></tool_call> tags, for example:
-<tool_call>
-{example}
-</tool_call>
-You may make several calls in one message. Tool results come back in <tool_response> tags.
+{protocol}
 
 Rules:
 - If the user only asks a question you can answer, answer directly.
@@ -27,15 +27,15 @@ Rules:
 - Keep answers short. Do not invent file contents.
 - When the task is done, answer in plain text WITHOUT any tool call; say briefly what you changed."""
 
+WORKSPACE_TEMPLATE = "# Workspace\nThe repository is at {root} ({os})."
 
-def _example(tool_names: Sequence[str]) -> str:
+
+def _example(tool_names: Sequence[str]) -> tuple[str, dict]:
     if "read_file" in tool_names:
-        call = {"name": "read_file", "arguments": {"path": "src/main.py"}}
-    elif tool_names:
-        call = {"name": tool_names[0], "arguments": {}}
-    else:
-        call = {"name": "tool_name", "arguments": {}}
-    return json.dumps(call)
+        return "read_file", {"path": "src/main.py"}
+    if tool_names:
+        return tool_names[0], {}
+    return "tool_name", {}
 
 
 def _edit_rule(tools: Sequence[Tool]) -> str:
@@ -54,23 +54,30 @@ def _edit_rule(tools: Sequence[Tool]) -> str:
     )
 
 
+def fixed_prompt(tools: Sequence[Tool], wire: Wire = QWEN25, schemas: Sequence[dict] = ()) -> str:
+    """The part of the system prompt every run shares: instructions, call format, tool schemas."""
+    tool_names = [t.name for t in tools]
+    shell_hint = next((f" with {n}" for n in ("shell", "run_shell", "bash", "run_command") if n in tool_names), "")
+    text = FIXED_TEMPLATE.format(
+        protocol=wire.protocol(wire.call_text(*_example(tool_names))),
+        edit_rule=_edit_rule(tools), shell_hint=shell_hint,
+    )
+    block = wire.tools_block(schemas)
+    return text + "\n\n" + block if block else text
+
+
 def system_prompt(
     root: str,
     tools: Sequence[Tool],
     repo_map: str = "",
     instructions: Instructions | None = None,
+    wire: Wire = QWEN25,
+    schemas: Sequence[dict] = (),
 ) -> str:
-    tool_names = [t.name for t in tools]
-    edit_rule = _edit_rule(tools)
-    shell_hint = ""
-    for name in ("shell", "run_shell", "bash", "run_command"):
-        if name in tool_names:
-            shell_hint = f" with {name}"
-            break
-    text = SYSTEM_TEMPLATE.format(
-        root=root, os=platform.system() or "unknown", example=_example(tool_names),
-        edit_rule=edit_rule, shell_hint=shell_hint,
-    )
+    """The fixed part, then this workspace's facts (path, OS, project instructions, repo map).
+    ``schemas``: the tools' JSON schemas, written into the fixed part in ``wire``'s format."""
+    text = fixed_prompt(tools, wire, schemas)
+    text += "\n\n" + WORKSPACE_TEMPLATE.format(root=root, os=platform.system() or "unknown")
     if instructions is not None:
         text += f"\n\n# Project instructions ({instructions.path})\n{instructions.text}"
     if repo_map:
@@ -81,7 +88,7 @@ def system_prompt(
 FORMAT_FEEDBACK = (
     "Your tool call could not be used: {error}.\n"
     "Write the call exactly like this, with valid JSON (double quotes, no trailing commas):\n"
-    "<tool_call>\n{example}\n</tool_call>\n"
+    "{example}\n"
     "Or, if the task is done, answer in plain text without a tool call."
 )
 

@@ -7,10 +7,10 @@ from collections.abc import Callable
 
 from app.agent.budget import cut_middle
 from app.agent.prompts import SUMMARY_SYSTEM
+from app.wire import wire_for
 from engine.types import CancelToken, DoneEvent, Engine, GenerateRequest, SamplingParams
 
 SUMMARY_TOKENS = 512
-STOP = ("<|im_end|>", "<|endoftext|>")
 
 
 def transcript(messages: list[dict]) -> str:
@@ -36,7 +36,8 @@ def summarize(
         if count(prompt) <= room or len(text) < 200:
             break
         text = cut_middle(text, len(text) * 2 // 3)
-    req = GenerateRequest(prompt, max_tokens=SUMMARY_TOKENS, sampling=SamplingParams(temperature=0.0), stop=STOP)
+    req = GenerateRequest(prompt, max_tokens=SUMMARY_TOKENS, sampling=SamplingParams(temperature=0.0),
+                          stop=wire_for(engine.info).stop)
     done: DoneEvent | None = None
     for ev in engine.stream(req, cancel):
         if isinstance(ev, DoneEvent):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from app.cli.main import UsageError, add_model_flags
 from app.config import Config
+from app.wire import wire_for
 from engine.types import SPEC_MODES, DoneEvent, GenerateRequest, SamplingParams, StatsEvent, TokenEvent
 
 
@@ -67,6 +68,7 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
                 repeat_penalty=args.repeat_penalty, seed=args.seed,
             ),
             spec=args.spec or cfg.spec,
+            stop=wire_for(engine.info).stop if args.chat else (),
         )
         done: DoneEvent | None = None
         for ev in engine.stream(req):

@@ -14,6 +14,7 @@ from app.server import protocol as P
 from app.server.context import ServerContext
 from app.server.streaming import JobStream, error_sse, events, run_to_done
 from app.server.toolcalls import ToolCallFilter, parse_tool_calls
+from app.wire import GENERIC, Wire
 from engine.types import DoneEvent, GenStats, StatsEvent, TokenEvent
 
 
@@ -33,9 +34,9 @@ class Shape(Protocol):
 class ChatShape:
     object, chunk_object, id_prefix = "chat.completion", "chat.completion.chunk", "chatcmpl"
 
-    def __init__(self, tools: Sequence[dict] | None) -> None:
-        self.tools = tools
-        self.filt = ToolCallFilter() if tools else None
+    def __init__(self, tools: Sequence[dict] | None, wire: Wire = GENERIC) -> None:
+        self.tools, self.wire = tools, wire  # calls parsed as the agent parses them (app.wire)
+        self.filt = ToolCallFilter(tools, wire) if tools else None
 
     def choice(self, payload: Any, finish: str | None) -> dict:
         return {"index": 0, "delta": payload, "logprobs": None, "finish_reason": finish}
@@ -60,7 +61,7 @@ class ChatShape:
         return {}
 
     def whole(self, done: DoneEvent) -> tuple[dict, dict]:
-        content, calls = parse_tool_calls(done.text) if self.tools else (done.text, [])
+        content, calls = parse_tool_calls(done.text, self.tools, self.wire) if self.tools else (done.text, [])
         message: dict[str, Any] = {"role": "assistant", "content": content if (content or not calls) else None}
         if calls:
             message["tool_calls"] = P.tool_calls_payload(calls)

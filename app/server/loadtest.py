@@ -27,6 +27,7 @@ import httpx
 
 from app.server.app import create_app
 from app.server.runner import ServerThread
+from app.wire.chatml import parse_prompt
 from engine.scripted import ScriptedEngine
 
 LONG = "x" * 400_000  # 100k scripted tokens: minutes at the test's delay; only ever cancelled
@@ -34,7 +35,8 @@ LONG = "x" * 400_000  # 100k scripted tokens: minutes at the test's delay; only 
 
 def _reply(prompt: str) -> str:
     """The scripted engine's answer: echoes the client tag so answers can be checked."""
-    tag = prompt.rsplit("<|im_start|>user\n", 1)[-1].split("<|im_end|>", 1)[0]
+    users = [m["content"] for m in parse_prompt(prompt) or [] if m["role"] == "user"]
+    tag = users[-1] if users else prompt
     if tag.startswith("LONG"):
         return LONG
     return f"answer to {tag}: " + "lorem ipsum dolor sit amet " * 4

@@ -8,6 +8,7 @@ from starlette.responses import JSONResponse, Response
 from app.server import protocol as P
 from app.server.completion import ChatShape, TextShape, complete
 from app.server.context import ServerContext
+from app.wire import wire_for
 
 
 async def models(ctx: ServerContext, request: Request) -> Response:
@@ -15,7 +16,7 @@ async def models(ctx: ServerContext, request: Request) -> Response:
     return JSONResponse({"object": "list", "data": [{
         "id": ctx.model_name, "object": "model", "created": int(ctx.metrics.started), "owned_by": "tau",
         "meta": {"n_ctx": info.n_ctx, "path": info.path, "arch": info.arch, "quant": info.quant,
-                 "draft": info.draft_name, "backend": info.backend},
+                 "draft": info.draft_name, "backend": info.backend, "family": wire_for(info).name},
     }]})
 
 
@@ -26,7 +27,7 @@ async def chat_completions(ctx: ServerContext, request: Request) -> Response:
     tools = P.normalize_tools(body)
     stream = P.want_stream(body)
     prompt = await ctx.chat_prompt(messages, tools, True)
-    return await complete(ctx, request, body, prompt, ChatShape(tools), stream)
+    return await complete(ctx, request, body, prompt, ChatShape(tools, wire_for(ctx.engine.info)), stream)
 
 
 async def completions(ctx: ServerContext, request: Request) -> Response:

@@ -11,6 +11,7 @@ from starlette.responses import JSONResponse, Response
 
 from app.server import protocol as P
 from app.server.context import ServerContext
+from app.wire import wire_for
 
 API_VERSION = 1
 MAX_CONTEXT_KEY_CHARS = 512
@@ -22,7 +23,7 @@ async def info(ctx: ServerContext, request: Request) -> Response:
     return JSONResponse({"api_version": API_VERSION, "model_id": ctx.model_name, "pid": os.getpid(),
                          "name": i.name, "path": i.path, "n_ctx": i.n_ctx, "arch": i.arch,
                          "quant": i.quant, "size_bytes": i.size_bytes, "draft_name": i.draft_name,
-                         "backend": i.backend})
+                         "backend": i.backend, "family": wire_for(i).name})
 
 
 async def template(ctx: ServerContext, request: Request) -> Response:

@@ -5,8 +5,9 @@ A reply is searched in this order, and the first form found wins:
    ``<tool_call>``, Mistral's ``[TOOL_CALLS]``, Llama's ``<|python_tag|>``); all are tried,
    the reply's own family first, so a model that slips into another family's form still works;
 2. fenced blocks (```` ```tool_call ````, ```` ```json ```` or bare fences) holding a call object;
-3. a reply that is just a call object (or several).
-Forms 2 and 3 count only when the object names a known tool, so an answer that merely shows
+3. a reply that is just a call object (or several);
+4. call objects inside prose (``I'll read it. {"name": ...}``).
+Forms 2 to 4 count only when the object names a known tool, so an answer that merely shows
 JSON is not mistaken for a call. The JSON goes through ``loads_lenient``; what cannot be read
 becomes a one-line error in ``ParsedReply.errors``, never an exception.
 """
@@ -179,13 +180,43 @@ def _bare(text: str, known: Collection[str] | None) -> ParsedReply | None:
     return ParsedReply("", calls, []) if len(calls) == len(values) else None
 
 
+_CALL_START = re.compile(r'\{\s*"name"\s*:')
+
+
+def _embedded(text: str, known: Collection[str] | None) -> ParsedReply | None:
+    """Call objects naming a known tool written inside prose (Llama's JSON after a sentence)."""
+    if known is None:
+        return None
+    decoder = json.JSONDecoder()
+    calls: list[ToolCall] = []
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    while (m := _CALL_START.search(text, pos)) is not None:
+        try:
+            obj, end = decoder.raw_decode(text, m.start())
+        except json.JSONDecodeError:
+            pos = m.end()
+            continue
+        call = to_call(obj, known) if _named(obj, known) else None
+        if isinstance(call, ToolCall):
+            calls.append(call)
+            spans.append((m.start(), end))
+        pos = end
+    if not calls:
+        return None
+    for a, b in reversed(spans):
+        text = text[:a] + text[b:]
+    return ParsedReply(text.strip(), calls, [])
+
+
 def parse_calls(text: str, known: Collection[str] | None, finders: Sequence[Finder]) -> ParsedReply:
     """Split ``text`` into prose and tool calls; ``known`` = valid tool names (None = any)."""
     for find in finders:
         found = find(text)
         if found:
             return _native(text, found, known)
-    return _fenced(text, known) or _bare(text, known) or ParsedReply(text.strip(), [], [])
+    return (_fenced(text, known) or _bare(text, known) or _embedded(text, known)
+            or ParsedReply(text.strip(), [], []))
 
 
 def tagged_finder(tags: str) -> Finder:

@@ -1,5 +1,5 @@
 from app.agent.budget import DROPPED, BudgetLimits, ContextBudget
-from engine.chat_template import render_chatml
+from app.wire.chatml import render_chatml
 
 
 def count(text: str) -> int:

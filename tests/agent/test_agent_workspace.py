@@ -71,15 +71,17 @@ def test_context_budget_never_overflows(repo):
             return reply(prompt) if callable(reply) else reply
         return fn
 
+    reads = []
+
     def answer(prompt):
         if "summarize a coding session" in prompt:
             return "- read big.txt several times"
-        return call("read_file", path="big.txt", start_line=1, end_line=120)
+        reads.append(prompt)
+        return call("read_file", path="big.txt", start_line=1, end_line=120) if len(reads) <= 12 else "finished reading"
 
     engine = ScriptedEngine(n_ctx=n_ctx)
-    for _ in range(12):
+    for _ in range(40):  # 12 reads, an answer, and as many summaries as the budget asks for
         engine.add_reply(checked(answer))
-    engine.add_reply(checked("finished reading"))
     agent, rec = make_agent(engine, repo, max_steps=20)
     final = agent.run_turn("read big.txt again and again")
     assert over == []

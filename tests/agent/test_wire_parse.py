@@ -112,3 +112,9 @@ def test_streamed_visible_text_never_prints_markup(form):
     printed = "".join(s.feed(ch) for ch in FORMS[form] + "\nok")
     assert "read_file" not in printed and not any(m in printed for m in ("<tool", "<|", "[TOOL", "```"))
     assert printed.replace("\n", "") in ("", "ok", "Let me look.", "Let me look.ok")
+
+
+def test_a_call_object_inside_prose_counts_when_it_names_a_tool():
+    r = LLAMA3.parse('I will read it.\n{"name": "read_file", "parameters": {"path": "a.py"}}\nThen fix it.', KNOWN)
+    assert r.calls == [READ] and r.content == "I will read it.\n\nThen fix it."
+    assert parse_reply('Use {"name": "tau", "arguments": {}} in the config.', KNOWN).calls == []

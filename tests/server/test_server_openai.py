@@ -8,7 +8,7 @@ import httpx
 import openai
 import pytest
 
-from engine.chat_template import render_chatml
+from app.wire.chatml import render_chatml
 from engine.scripted import ScriptedEngine
 
 TOOLS = [

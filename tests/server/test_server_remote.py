@@ -10,7 +10,7 @@ import pytest
 
 from app.engines.remote import RemoteEngine, RemoteEngineError
 from app.engines.remote_wire import client_stats, parse_chatml
-from engine.chat_template import render_chatml
+from app.wire.chatml import render_chatml
 from engine.scripted import ScriptedEngine
 from engine.types import (
     CancelToken,
