@@ -15,6 +15,7 @@ from pathlib import Path
 
 from app.agent.editformat import WHOLE, choose_format, elided, merge_partial
 from app.agent.searchreplace import EditBlock, parse_edit_blocks
+from app.wire import wire_for
 from engine.types import CancelToken, DoneEvent, Engine, GenerateRequest, GenStats, SamplingParams, TokenEvent
 from tools.atomic import atomic_write
 from tools.diffs import make_diff
@@ -76,7 +77,6 @@ Reply with the complete new content of each file to change, every line, in a fen
 
 
 
-STOP = ("<|im_end|>", "<|endoftext|>")
 
 
 class EditError(Exception):
@@ -220,7 +220,8 @@ def plan_edit(
             if attempt == 0:
                 raise EditError(f"the files are too large for the context window ({n_ctx} tokens)")
             break
-        req = GenerateRequest(prompt, max_tokens=room, sampling=SamplingParams(temperature=0.0), stop=STOP)
+        req = GenerateRequest(prompt, max_tokens=room, sampling=SamplingParams(temperature=0.0),
+                              stop=wire_for(engine.info).stop)
         done: DoneEvent | None = None
         for ev in engine.stream(req, cancel):
             if isinstance(ev, TokenEvent) and on_text is not None:

@@ -8,7 +8,6 @@ thread; the session file gets every message and event as it happens.
 
 from __future__ import annotations
 
-import json
 import traceback
 from collections.abc import Callable
 from dataclasses import replace
@@ -56,6 +55,7 @@ from app.events import (
     ToolResultEvent,
 )
 from app.session import Session
+from app.wire import wire_for
 from engine.types import (
     CancelToken,
     DoneEvent,
@@ -72,7 +72,6 @@ from tools.secret_files import is_secret_path
 MAX_FORMAT_FAILURES = 3
 REPLY_TOKENS = 4096  # room for a whole-file write_file of a small file (app.agent.editformat)
 TOOL_OUTPUT_CHARS = 12_000
-STOP = ("<|im_end|>", "<|endoftext|>", "<tool_response>")
 
 
 class Agent(JudgeMixin):
@@ -90,6 +89,7 @@ class Agent(JudgeMixin):
         self.tools = toolbox.default_tools() if tools is None else list(tools)
         self._by_name = {t.name: t for t in self.tools}
         self._schemas = toolbox.tool_schemas(self.tools)
+        self.wire = wire_for(engine.info)  # the model family's prompt, call format and stop strings
         self.policy = toolbox.make_policy(config.mode, approver)
         self._mode = config.mode
         self.undo_journal = toolbox.make_undo_journal(self.root)
@@ -187,7 +187,7 @@ class Agent(JudgeMixin):
             self._emit(Notice("context: " + "; ".join(notes)))
         reply, finish = self.query()
         reply = strip_markup(reply)  # template markers never reach the history or the answer
-        parsed = parse_reply(reply, self._by_name)
+        parsed = parse_reply(reply, self._by_name, self.wire)
         if not parsed.calls and not parsed.errors:
             prose, stray = embedded_calls(parsed.content, self._by_name)
             if stray:  # a call written as bare JSON inside prose is still a call
@@ -232,7 +232,7 @@ class Agent(JudgeMixin):
         if room < 16:
             raise EngineFailed(f"the context window ({self.context_limit} tokens) is too small for this prompt")
         sampling = SamplingParams(temperature=self.config.temperature, top_p=self.config.top_p)
-        request = GenerateRequest(prompt, max_tokens=room, sampling=sampling, stop=STOP, spec=self.config.spec)
+        request = GenerateRequest(prompt, max_tokens=room, sampling=sampling, stop=self.wire.stop, spec=self.config.spec)
         done: DoneEvent | None = None
         for ev in self.engine.stream(request, self._cancel):  # read to the end: never abandon a stream
             if isinstance(ev, TokenEvent):
@@ -293,7 +293,7 @@ class Agent(JudgeMixin):
         self._emit(Notice(f"malformed tool call ({self._failures}/{MAX_FORMAT_FAILURES}): {error}"))
         if self._failures >= MAX_FORMAT_FAILURES:
             raise FormatGiveUp(f"gave up after {self._failures} malformed tool calls in a row; last: {error}")
-        example = json.dumps({"name": self.tools[0].name, "arguments": {}}) if self.tools else "{}"
+        example = self.wire.call_text(self.tools[0].name, {}) if self.tools else "{}"
         self._add({"role": "user", "content": FORMAT_FEEDBACK.format(error=error, example=example)})
 
     def _run_tool(self, call: ToolCall) -> ToolResult:
@@ -350,7 +350,7 @@ class Agent(JudgeMixin):
         if tool is None:
             return ""
         required = (tool.parameters or {}).get("required", [])
-        return _call_markup(tool.name, {a: "..." for a in required})
+        return self.wire.call_text(tool.name, {a: "..." for a in required})
 
     def _edit_example(self) -> str:
         edit = self._by_name.get("edit_file")
@@ -360,7 +360,7 @@ class Agent(JudgeMixin):
         props = set((edit.parameters or {}).get("properties", {}))
         if not set(args) <= props:
             return ""
-        return _call_markup(edit.name, args)
+        return self.wire.call_text(edit.name, args)
 
     def _next_id(self) -> int:
         self._ids = getattr(self, "_ids", 0) + 1
@@ -375,21 +375,16 @@ class Agent(JudgeMixin):
         self.session.message(msg)
 
     def _render(self, messages: list[dict]) -> str:
-        return self.engine.chat_prompt(messages, tools=self._schemas or None)
+        return self.engine.chat_prompt(messages)  # the tool schemas are in the system prompt's fixed part
 
     def _system_prompt(self) -> str:
         rmap = repo_map(self.root)
         if rmap:
             self.engine.register_context("repomap", rmap)
-        text = system_prompt(str(self.root), self.tools, rmap, load_instructions(self.root))
+        text = system_prompt(str(self.root), self.tools, rmap, load_instructions(self.root), self.wire, self._schemas)
         rule = agent_rule([t.name for t in self.tools])  # which edit tool for which file size
         return text.replace("\n- Read a file before you edit it.", "\n- Read a file before you edit it." + rule, 1) \
             if rule and "\n- Read a file before you edit it." in text else text + rule
 
     def _summarize(self, messages: list[dict]) -> str:
         return summarize(self.engine, messages, self._count, self._cancel)
-
-
-def _call_markup(name: str, arguments: dict) -> str:
-    """A tool call written the way the model is asked to write one."""
-    return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}) + "\n</tool_call>"
