@@ -76,9 +76,6 @@ The files now are:
 Reply with the complete new content of each file to change, every line, in a fenced block after its path."""
 
 
-
-
-
 class EditError(Exception):
     """Bad input to an edit (missing or binary file, too big for the context)."""
 
