@@ -21,7 +21,7 @@ from app.controller import opening, slash
 from app.controller.agent import AgentFactory, AgentLike, default_agent_factory
 from app.controller.errorlog import ErrorLog
 from app.controller.results import CommandResult, Problem
-from app.controller.statsfmt import SessionStats, StatusField, status_fields
+from app.controller.statsfmt import SessionStats
 from app.events import AgentEvent, EngineStatsEvent, ErrorEvent, Final
 from engine.types import CancelToken, Engine, GenStats
 from themes import DEFAULT_THEME, ThemeSpec, load_themes
@@ -93,6 +93,7 @@ class ModelSession:
         self._agent_factory = setup.agent_factory or default_agent_factory
         self._mode = cfg.mode
         self._commands_running = 0
+        self._lock = threading.Lock()  # slow commands may run on several worker threads
         theme_dir = setup.theme_dir if setup.theme_dir is not None else config_dir() / "themes"
         specs, self.theme_errors = load_themes(theme_dir)
         self.themes: dict[str, ThemeSpec] = specs
@@ -117,16 +118,6 @@ class ModelSession:
     def busy(self) -> bool:
         """A turn or a slow command (compact, undo, ...) is running."""
         return self.generating or self._commands_running > 0
-
-    def status_fields(self, stats: GenStats | None = None) -> list[StatusField]:
-        info = self.engine.info if self.engine is not None else None
-        return status_fields(
-            stats if stats is not None else self.last_stats,
-            context_tokens=self.context[0],
-            context_limit=self.context[1],
-            model=info.name if info is not None else "",
-            draft_model=info.draft_name if info is not None else None,
-        )
 
     # ---- opening -------------------------------------------------------------------------
     def open(self, on_progress: Callable[[LoadProgress], object]) -> Problem | None:
@@ -198,14 +189,16 @@ class ModelSession:
         full = slash.resolve(name)
         slow = full in slash.SLOW
         if slow:
-            self._commands_running += 1
+            with self._lock:
+                self._commands_running += 1
         try:
             return slash.run(self, name, arg)
         except Exception as e:
             return Problem(self.errors.exception(f"/{full or name} failed", e), "error")
         finally:
             if slow:
-                self._commands_running -= 1
+                with self._lock:
+                    self._commands_running -= 1
                 self._note_context()
 
     # ---- callbacks on the agent's thread ---------------------------------------------------
