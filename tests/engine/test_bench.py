@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import app.wire  # noqa: F401  (registers the chat formats: the tiny model has no template)
 from engine.lab import bench, benchreport, benchresult, benchsim
 from engine.lab.benchdata import workloads
 from engine.lab.benchdata.workloads import Workload

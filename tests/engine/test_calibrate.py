@@ -57,7 +57,7 @@ def test_a_real_child_calibrates_a_tiny_model_and_the_engine_loads_with_it(tmp_p
         assert eng.model.extra_buffers == ch.extra_buffers and eng.flash_attn == ch.flash_attn and eng.ctx.threads == 1
     finally:
         eng.close()
-    assert describe(str(tmp_path), model) == ch  # what `tau models` shows
+    assert describe(str(tmp_path), model, cfg) == ch  # what `tau models` shows
     monkeypatch.setattr("engine.local.calibrate", lambda *a, **k: pytest.fail("calibrated a second time"))
     again = LocalEngine.load(cfg)  # the cached choice
     try:

@@ -16,7 +16,7 @@ from engine.decoder import Target, run
 from engine.policy import MAX_WINDOW, Acceptance, CostCurve, _Counts
 from engine.spec import SpecConfig
 from engine.speculator import DrafterSlot, Speculator
-from engine.types import GenerateRequest, SamplingParams
+from engine.types import GenerateRequest, SamplingParams, tau
 
 Progress = Callable[[str, float], None]
 PROMPT_TOKENS = 512
@@ -94,7 +94,7 @@ class _Bench:
             "passes": passes,
             "step_s": st.decode_s / passes if passes else 0.0,
             "tok_s": (st.completion_tokens - 1) / st.decode_s if st.decode_s else 0.0,
-            "tau": st.tau,  # engine.types.tau: the one definition
+            "tau": tau(st.emitted - 1, passes),  # the one definition, over the passes after the prefill
             "drafted": sum(st.drafted.values()),
             "accepted": sum(st.accepted.values()),
         }
