@@ -120,3 +120,21 @@ def test_git_is_not_run_in_a_root_that_already_is_a_git_directory(plain: Path, t
     result = GitStatus().run({}, ToolContext(root=plain))
     assert not result.ok and "git directory" in result.output
     assert not marker.exists()
+
+
+def test_the_agents_own_git_reads_run_no_planted_config(plain: Path, repo: Path, tmp_path: Path) -> None:
+    from app.agent.repomap import list_files
+    from app.agent.workspace import git_diff, is_git_repo
+
+    marker = tmp_path / "ran"
+    (plain / "HEAD").write_text("ref: refs/heads/main\n")  # planted some other way, before tau started
+    (plain / "config").write_text(f'[core]\n bare=false\n worktree=.\n fsmonitor="touch {marker}; false"\n')
+    (plain / "objects" / "info").mkdir(parents=True)
+    (plain / "refs" / "heads").mkdir(parents=True)
+    (plain / "main.py").write_text("x = 1\n")
+    assert "main.py" in list_files(plain)
+    assert not is_git_repo(plain) and git_diff(plain) == ""
+    _git(repo, "config", "core.fsmonitor", f"touch {marker}; false")
+    (repo / "a.txt").write_text("changed\n")
+    assert "a.txt" in list_files(repo) and "+changed" in git_diff(repo)
+    assert not marker.exists()
