@@ -14,17 +14,15 @@ class ErrorLog:
         self.path = path
         self._log = logging.getLogger(f"tau.session.{path}")
         self._log.propagate = False  # the terminal belongs to the front end
-        self._ready = False
 
     def write(self, text: str) -> bool:
         try:
-            if not self._ready:
+            if not self._log.handlers:  # one handler per file, however many sessions write to it
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 handler = logging.FileHandler(self.path, encoding="utf-8")
                 handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
                 self._log.addHandler(handler)
                 self._log.setLevel(logging.INFO)
-                self._ready = True
             self._log.error(text)
             for h in self._log.handlers:
                 h.flush()
