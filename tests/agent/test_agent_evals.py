@@ -1,0 +1,54 @@
+"""The HumanEval comparison's own parts: problem selection, repositories, scoring, the table."""
+
+import gzip
+import json
+
+import pytest
+
+from app.evals.humaneval import summarize, table
+from app.evals.problems import SETS, Problem, load_problems, make_repo, parse_selection, score
+
+PROBLEM = Problem(
+    "HumanEval/7",
+    'from typing import List\n\n\ndef evens(xs: List[int]) -> List[int]:\n    """The even numbers of xs.\n    >>> evens([1, 2])\n    [2]\n    """\n',
+    "evens",
+    "METADATA = {}\n\n\ndef check(candidate):\n    assert candidate([1, 2, 4]) == [2, 4]\n",
+)
+
+
+def test_selection_sets_are_disjoint_and_ranges_parse():
+    assert not set(SETS["tune"]) & set(SETS["heldout"]) and len(SETS["heldout"]) >= 20
+    assert parse_selection("0-2,10,2") == [0, 1, 2, 10] and parse_selection("tune") == list(SETS["tune"])
+    with pytest.raises(SystemExit):
+        parse_selection("x-y")
+
+
+def test_problem_files_load_and_score(tmp_path):
+    data = tmp_path / "he.jsonl.gz"
+    with gzip.open(data, "wt") as f:
+        f.write(json.dumps({"task_id": PROBLEM.task_id, "prompt": PROBLEM.prompt, "entry_point": "evens",
+                            "test": PROBLEM.test, "canonical_solution": ""}) + "\n")
+    assert load_problems(data) == {7: PROBLEM}
+    hidden = make_repo(tmp_path / "hidden", PROBLEM, with_tests=False)
+    assert (hidden / "solution.py").read_text().endswith('    """\n    raise NotImplementedError\n')
+    assert not (hidden / "test_solution.py").exists()
+    assert score(hidden, PROBLEM) is False  # the stub fails the problem's tests
+    visible = make_repo(tmp_path / "visible", PROBLEM, with_tests=True)
+    (visible / "solution.py").write_text(PROBLEM.prompt + "    return [x for x in xs if x % 2 == 0]\n")
+    (visible / "test_solution.py").write_text("def test_nothing():\n    pass\n")  # a system may not grade itself
+    assert score(visible, PROBLEM) is True and "check(evens)" in (visible / "test_solution.py").read_text()
+
+
+def test_summary_and_table():
+    rows = [
+        {"system": "raw", "solved": True, "honest": None, "wall_s": 2.0},
+        {"system": "raw", "solved": False, "honest": None, "wall_s": 4.0},
+        {"system": "run", "solved": True, "honest": True, "wall_s": 30.0},
+        {"system": "run", "solved": False, "honest": False, "wall_s": 50.0},
+    ]
+    summary = summarize(rows, ["raw", "edit", "run"])
+    assert [s["system"] for s in summary] == ["raw", "run"]
+    assert summary[1] == {"system": "run", "solved": 1, "problems": 2, "median_wall_s": 40.0, "honest": 1, "judged": 2}
+    text = table(summary)
+    assert "| the model alone, one greedy whole-function reply | 1/2 | - | - |" in text
+    assert "| tau run --mode full-auto (tests visible) | 1/2 | 40.0 s | 1/2 |" in text
