@@ -15,6 +15,7 @@ from tools.file_edit import EditFile, WriteFile
 from tools.file_read import ReadFile
 from tools.file_search import Grep, ListFiles
 from tools.git_tools import GitCommit
+from tools.shell import RunShell
 from tools.toolkit import BaseTool
 
 
@@ -45,6 +46,8 @@ def test_a_symlink_loop_does_not_break_grep_or_list_files(ws: Path) -> None:
     (ReadFile(), {"path": "src/\ud800.py"}),
     (WriteFile(), {"path": "ok.py", "content": "bad \udcff"}),
     (ReadFile(), {"path": "src/a\x00.py"}),
+    (RunShell(), {"command": "echo a\x00b"}),
+    (RunShell(), {"command": "echo \ud800"}),
 ])
 def test_bad_paths_and_text_give_one_line_errors(ws: Path, tool: BaseTool, args: dict) -> None:
     result = tool.run(args, ToolContext(root=ws))
