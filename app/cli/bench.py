@@ -25,6 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="run every group this many times (order rotated, sampled seeds varied) and pool them")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--out", help="also write the JSON results to this file")
+    p.add_argument("--peer-server", metavar="PATH",
+                   help="llama-server binary or its bin dir: run its plain, ngram-map-k4v, ngram-mod and draft "
+                        "configurations on the same workloads and report ratios against it")
     add_model_flags(p)
     p.set_defaults(func=run)
 
@@ -40,8 +43,10 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         return int(synth_main([args.synthetic] + (["--json"] if args.json else [])))
 
     from app.engines.factory import EngineOpenError, load_local
-    from engine.lab.bench import CONFIGS, format_table, results_json, run_bench
+    from engine.lab.bench import CONFIGS, run_bench
     from engine.lab.benchdata.workloads import SUITES
+    from engine.lab.benchreport import format_peer_table, format_table, results_json
+    from engine.lab.peer_server import find_server
 
     if args.suite not in SUITES:
         raise UsageError(f"unknown suite {args.suite!r}: one of {', '.join(SUITES)}")
@@ -55,12 +60,22 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
     if configs and any(c not in names for c in configs):
         raise UsageError(f"unknown configuration; known: {', '.join(sorted(names))}")
     try:
+        server = find_server(args.peer_server) if args.peer_server else None
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    try:
         engine = cast("LocalEngine", load_local(cfg, progress=ProgressBar()))
     except EngineOpenError as e:
         print(f"tau: {e}", file=sys.stderr)
         return 1
     try:
         results = run_bench(engine, args.suite, modes, configs, progress=ProgressBar(), rounds=args.rounds)
+        if server is not None:
+            from engine.lab.benchpeer import attach_peers, run_llama_server
+
+            peers = run_llama_server(engine, server, SUITES[args.suite], modes, args.rounds, progress=ProgressBar(),
+                                     log_dir=Path(args.out).parent if args.out else None)
+            results = attach_peers(results, peers)
     finally:
         engine.close()
     data = results_json(engine, args.suite, args.rounds, results)
@@ -70,6 +85,8 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         print(json.dumps(data, indent=1))
     else:
         print(format_table(results))
+        if data["peer"]:
+            print("\n" + format_peer_table(results))
         s = data["summary"]
         print(f"\ngreedy runs identical to plain: {s['greedy_runs_identical_to_plain']}/{s['greedy_runs_compared']}, "
               f"the others part at a near-tie: {s['greedy_differences_at_near_ties']}; "

@@ -103,5 +103,6 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "full": (EDIT_PY, EDIT_TS, EDIT_GO, NEW_CODE, AGENT),
     "agent": (AGENT,),
     "new": (NEW_CODE,),
+    "peer": (EDIT_PY, EDIT_TS, NEW_CODE),  # the side-by-side table against llama-server (--peer-server)
     "long": (_long_run(),),  # one engine serving about forty varied requests in a row
 }

@@ -1,0 +1,74 @@
+"""tau bench's llama-server column: llama.cpp's configurations on the bench's workloads, and
+every result's ratio to llama-server plain beside its ratio to tau plain."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from engine.lab.bench import round_params
+from engine.lab.benchdata.workloads import Workload
+from engine.lab.benchresult import RunResult, pool
+from engine.lab.peer_server import PEER_PREFIX, LlamaServer, PeerConfig, run_configs
+
+
+def _ask(engine, srv: LlamaServer, pc: PeerConfig, wl: Workload, mode: str, rnd: int) -> RunResult:
+    params = round_params(mode, rnd)
+    tokens = drafted = accepted = 0
+    decode_s = wall_s = first = 0.0
+    for i, turn in enumerate(wl.turns):
+        r = srv.complete(engine.chat_prompt(list(turn)), wl.max_tokens, params.temperature, params.top_p, params.seed)
+        if i == 0:  # its prefill plus one decode step: the server's time to first token
+            first = r.prompt_s + (r.decode_s / r.tokens if r.tokens else 0.0)
+        tokens += r.tokens
+        decode_s += r.decode_s
+        wall_s += r.wall_s
+        drafted += r.drafted
+        accepted += r.accepted
+    return RunResult(wl.name, mode, pc.name, tokens, tokens / decode_s if decode_s else 0.0,
+                     tokens / wall_s if wall_s else 0.0, 0.0, [], {pc.name: drafted} if drafted else {},
+                     {pc.name: accepted} if drafted else {}, decode_s=decode_s, wall_s=wall_s, first_token_s=first)
+
+
+def run_llama_server(engine, binary: Path, workloads: Sequence[Workload], modes: Sequence[str], rounds: int = 1,
+                     progress: Callable[[str, float], None] | None = None, log_dir: Path | None = None) -> list[RunResult]:
+    """Every llama-server configuration on every workload and mode (rounds pooled), on the engine's
+    model, context and threads."""
+    ps = engine.peer_settings
+    runs: dict[tuple[str, str, str], list[RunResult]] = {}
+    total = len(workloads) * len(modes) * rounds * (4 if ps.draft_model_path else 3)
+    done = 0
+
+    def ask(pc: PeerConfig, srv: LlamaServer) -> None:
+        nonlocal done
+        for wl in workloads:
+            for mode in modes:
+                for rnd in range(rounds):
+                    if progress:
+                        progress(f"{wl.name} {mode} {pc.name}", done / total)
+                    runs.setdefault((wl.name, mode, pc.name), []).append(_ask(engine, srv, pc, wl, mode, rnd))
+                    done += 1
+
+    run_configs(binary, ps.model_path, ps.draft_model_path, n_ctx=ps.n_ctx, threads=ps.threads,
+                gpu_layers=ps.gpu_layers, ask=ask, log_dir=log_dir)
+    return [pool(rs) for rs in runs.values()]
+
+
+def attach_peers(results: list[RunResult], peers: list[RunResult]) -> list[RunResult]:
+    """tau's results with llama-server's after each (workload, mode) group; every row's speedup is
+    against tau plain and ``vs_peer_plain`` against llama-server plain."""
+    out: list[RunResult] = []
+    groups: dict[tuple[str, str], list[RunResult]] = {}
+    for r in results + peers:
+        groups.setdefault((r.workload, r.mode), []).append(r)
+    for group in groups.values():
+        plain = next((r for r in group if r.config == "plain"), None)
+        peer_plain = next((r for r in group if r.config == PEER_PREFIX + "plain"), None)
+        for r in group:
+            if plain is not None and plain.decode_tok_s:
+                r.speedup = r.decode_tok_s / plain.decode_tok_s
+                r.wall_speedup = r.wall_tok_s / plain.wall_tok_s if plain.wall_tok_s else 0.0
+            if peer_plain is not None and peer_plain.decode_tok_s:
+                r.vs_peer_plain = r.decode_tok_s / peer_plain.decode_tok_s
+        out.extend(group)
+    return out

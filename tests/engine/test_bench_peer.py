@@ -1,0 +1,109 @@
+"""tau bench's llama-server column: the server runner against a stand-in llama-server (an HTTP
+script that answers /health and /completion the way llama-server does), and the ratios."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.lab.benchdata.workloads import Workload
+from engine.lab.benchpeer import attach_peers, run_llama_server
+from engine.lab.benchreport import format_peer_table, peer_rows
+from engine.lab.benchresult import RunResult
+from engine.lab.peer_server import find_server
+from engine.peer_backend import PeerSettings
+
+FAKE = '''#!{python}
+import json, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+args = sys.argv[1:]
+port = int(args[args.index("--port") + 1])
+spec = "--spec-type" in args
+with open({log!r}, "a") as f:
+    f.write(json.dumps(args) + "\\n")
+class H(BaseHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+    def _send(self, body):
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+    def do_GET(self):
+        self._send({{"status": "ok"}})
+    def do_POST(self):
+        req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        with open({log!r}, "a") as f:
+            f.write(json.dumps(req) + "\\n")
+        n = req["n_predict"]
+        ms = 10.0 * n / (2 if spec else 1)
+        self._send({{"content": "x" * n, "timings": {{"predicted_n": n, "predicted_ms": ms, "prompt_ms": 5.0,
+                    "draft_n": n if spec else 0, "draft_n_accepted": n // 2 if spec else 0}}}})
+HTTPServer(("127.0.0.1", port), H).serve_forever()
+'''
+
+
+class StubEngine:
+    def __init__(self, model: str) -> None:
+        self.peer_settings = PeerSettings(model, 512, 64, 1, 0, False, None)
+
+    def chat_prompt(self, messages, tools=None, add_generation_prompt=True) -> str:
+        return "".join(m["content"] for m in messages) + "|"
+
+
+def _fake_server(tmp_path: Path) -> tuple[Path, Path]:
+    log = tmp_path / "calls.jsonl"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    exe = bin_dir / "llama-server"
+    exe.write_text(FAKE.format(python=sys.executable, log=str(log)))
+    exe.chmod(0o755)
+    return bin_dir, log
+
+
+def test_find_server_takes_the_binary_or_its_bin_dir(tmp_path) -> None:
+    bin_dir, _ = _fake_server(tmp_path)
+    assert find_server(str(bin_dir)) == bin_dir / "llama-server" == find_server(str(bin_dir / "llama-server"))
+    with pytest.raises(ValueError, match="no executable llama-server"):
+        find_server(str(tmp_path))
+
+
+def test_every_configuration_gets_every_workload_with_taus_sampling_settings(tmp_path) -> None:
+    bin_dir, log = _fake_server(tmp_path)
+    wl = Workload("w", "edit", (({"role": "user", "content": "a"},), ({"role": "user", "content": "b"},)), 8)
+    peers = run_llama_server(StubEngine(str(tmp_path / "m.gguf")), bin_dir / "llama-server", [wl],
+                             ("greedy", "sampled"))
+    assert sorted({r.config for r in peers}) == ["llama-ngram-map-k4v", "llama-ngram-mod", "llama-plain"]
+    assert all(r.tokens == 16 and r.decode_tok_s > 0 for r in peers)  # two turns of 8 tokens each
+    lines = [json.loads(x) for x in log.read_text().splitlines()]
+    starts = [x for x in lines if isinstance(x, list)]
+    reqs = [x for x in lines if isinstance(x, dict)]
+    assert len(starts) == 3 and all(s[s.index("-t") + 1] == "1" and s[s.index("-c") + 1] == "512" for s in starts)
+    assert ["--spec-type", "ngram-mod"] == [a for a in starts[2] if a in ("--spec-type", "ngram-mod")]
+    assert [r["prompt"] for r in reqs[:2]] == ["a|", "b|"]
+    assert {(r["temperature"], r["top_p"], r["top_k"], r["min_p"]) for r in reqs} == {(0.0, 1.0, 0, 0.0),
+                                                                                       (0.6, 0.95, 0, 0.0)}
+
+
+def _r(config: str, mode: str, tok_s: float) -> RunResult:
+    return RunResult("w", mode, config, 100, tok_s, tok_s, 1.0, [], {}, {})
+
+
+def test_ratios_against_llama_server_plain_and_taus_plain() -> None:
+    tau_rows = [_r("plain", "greedy", 30.0), _r("auto", "greedy", 60.0)]
+    peers = [_r("llama-plain", "greedy", 40.0), _r("llama-ngram-mod", "greedy", 50.0),
+             _r("llama-ngram-map-k4v", "greedy", 45.0)]
+    out = attach_peers(tau_rows, peers)
+    by = {r.config: r for r in out}
+    assert by["auto"].speedup == 2.0 and by["auto"].vs_peer_plain == 1.5
+    assert by["llama-ngram-mod"].speedup == pytest.approx(50 / 30) and by["plain"].vs_peer_plain == 0.75
+    (row,) = peer_rows(out)
+    assert row["llama_best_config"] == "llama-ngram-mod" and row["tau_auto_vs_llama_best"] == 1.2
+    assert row["tau_plain_vs_llama_plain"] == 0.75 and row["tau_auto_vs_llama_plain"] == 1.5
+    table = format_peer_table(out)
+    assert "50.0 (llama-ngram-mod)" in table and "1.20x" in table
