@@ -1,9 +1,10 @@
 """Chat-template markup and stray tool calls in a model's reply.
 
-A small model sometimes writes the template's own markers (``<|im_start|>assistant``,
+A small model sometimes writes the template's own markers (ChatML's assistant turn start,
 ``<end_of_turn>``, a made-up ``<|im_assistant>``) or a tool call as bare JSON in the middle of
 prose. Neither may reach the user as the final answer: markers are removed, a hallucinated
-next turn (``<|im_start|>user ...``) is cut off, and an embedded call becomes a call.
+next turn (a user turn it writes itself) is cut off, and an embedded call becomes a call.
+The markers of every family are app.wire's (``app.wire.visible``).
 """
 
 from __future__ import annotations
@@ -13,17 +14,9 @@ import re
 from collections.abc import Collection
 
 from app.agent.toolcalls import ToolCall
+from app.wire.visible import NEXT_TURN as _NEXT_TURN  # every family's markers live in app.wire
+from app.wire.visible import STRAY_MARKERS as _MARKERS
 
-# a hallucinated next turn: everything from here on is not the assistant's answer
-_NEXT_TURN = re.compile(
-    r"<\|im_start\|>\s*(?:user|system|tool)\b|<tool_response>|<start_of_turn>\s*user\b"
-    r"|<\|start_header_id\|>\s*(?:user|system|ipython)\b|\[INST\]"
-)
-_MARKERS = re.compile(
-    r"<\|im_start\|>\s*(?:assistant\b)?|<\|start_header_id\|>\s*assistant\s*<\|end_header_id\|>"
-    r"|<start_of_turn>\s*(?:model\b)?|<end_of_turn>|\[/INST\]|</s>\s*$"
-    r"|<\|[A-Za-z][A-Za-z0-9_]*\|?>"  # <|im_end|>, <|eot_id|>, <|endoftext|>, <|im_assistant>
-)
 _CALL_START = re.compile(r'\{\s*"name"\s*:')
 
 

@@ -21,6 +21,17 @@ _TO_END = re.compile(r"(?:\[TOOL_CALLS\]|<\|python_tag\|>).*$", re.S)
 _FENCE = re.compile(r"```[A-Za-z_]*[ \t]*(?:\n|$)(.*?)(```|$)", re.S)
 _THINK = re.compile(r"<think>.*?(?:</think>|$)", re.S)
 MARKUP = tuple(sorted({*QWEN25.markup, *LLAMA3.markup, *GEMMA.markup, *MISTRAL.markup}, key=len, reverse=True))
+# a made-up next turn (the model writing the user's, the system's or a tool's part): the reply ends there
+NEXT_TURN = re.compile(
+    r"<\|im_start\|>\s*(?:user|system|tool)\b|<tool_response>|<start_of_turn>\s*user\b"
+    r"|<\|start_header_id\|>\s*(?:user|system|ipython)\b|\[INST\]"
+)
+# turn markers that stray into a reply, made-up ones such as <|im_assistant> included
+STRAY_MARKERS = re.compile(
+    r"<\|im_start\|>\s*(?:assistant\b)?|<\|start_header_id\|>\s*assistant\s*<\|end_header_id\|>"
+    r"|<start_of_turn>\s*(?:model\b)?|<end_of_turn>|\[/INST\]|</s>\s*$"
+    r"|<\|[A-Za-z][A-Za-z0-9_]*\|?>"  # <|im_end|>, <|eot_id|>, <|endoftext|>, <|im_assistant>
+)
 OPENERS = ("<tool_call>", "<function_call>", "<tools>", "[TOOL_CALLS]", "<|python_tag|>", "<think>", *MARKUP)
 
 
@@ -52,9 +63,16 @@ def _is_call(text: str) -> bool:
     return bool(values) and all(looks_like_call(v) for v in values)
 
 
+def strip_turns(text: str) -> str:
+    """``text`` cut where a made-up next turn starts, without stray turn markers."""
+    m = NEXT_TURN.search(text)
+    return STRAY_MARKERS.sub("", text[: m.start()] if m else text).strip()
+
+
 def strip_markup(text: str) -> str:
-    """``text`` without thinking and template tokens (what is left of a parsed reply's prose)."""
+    """``text`` without thinking, template tokens and a made-up next turn (a parsed reply's prose)."""
     _, text = split_thinking(text)
+    text = strip_turns(text)
     for token in MARKUP:
         text = text.replace(token, "")
     return text.strip()
@@ -63,10 +81,12 @@ def strip_markup(text: str) -> str:
 def visible_text(raw: str, partial: bool = False) -> str:
     """``raw`` without tool calls, thinking and template markup (see the module doc)."""
     _, text = split_thinking(raw)
-    text = _TO_END.sub("", _TAGGED.sub("", text))
+    turn = NEXT_TURN.search(text)
+    text = _TO_END.sub("", _TAGGED.sub("", text[: turn.start()] if turn else text))
     text = _FENCE.sub(_fence(partial), text)
     for token in MARKUP:
         text = text.replace(token, "")
+    text = STRAY_MARKERS.sub("", text)
     stripped = text.strip()
     if stripped.startswith(("{", "[")) and (partial or _is_call(stripped)):
         return ""

@@ -118,3 +118,10 @@ def test_a_call_object_inside_prose_counts_when_it_names_a_tool():
     r = LLAMA3.parse('I will read it.\n{"name": "read_file", "parameters": {"path": "a.py"}}\nThen fix it.', KNOWN)
     assert r.calls == [READ] and r.content == "I will read it.\n\nThen fix it."
     assert parse_reply('Use {"name": "tau", "arguments": {}} in the config.', KNOWN).calls == []
+
+
+def test_a_made_up_next_turn_and_made_up_markers_never_show():
+    assert visible_text("Fixed it.<|im_end|>\n<|im_start|>user\nthanks<|im_end|>") == "Fixed it."
+    assert visible_text("<|im_assistant>Here it is.") == "Here it is."  # what a Gemma model wrote given ChatML
+    assert visible_text("Done.<end_of_turn>\n<start_of_turn>user\nmore") == "Done."
+    assert GEMMA.parse("Done.<end_of_turn>\n<start_of_turn>user\nmore", KNOWN).content == "Done."
