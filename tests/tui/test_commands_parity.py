@@ -153,14 +153,16 @@ def test_each_slash_command_gives_the_same_result_in_the_tui_and_plain(
 
 def test_plain_hides_fenced_and_bare_json_tool_calls_like_the_tui(repo: Path) -> None:
     fenced = 'Reading it.\n```json\n{"name": "read_file", "arguments": {"path": "a.py"}}\n```'
+    bare = '{"name": "read_file", "arguments": {"path": "README.md"}}'
     out = io.StringIO()
     with create_pipe_input() as pipe:
         session: PromptSession = PromptSession(input=pipe, output=DummyOutput(), history=InMemoryHistory())
-        setup = SessionSetup(engine=FrozenEngine([fenced, "It returns hello."]), persist=False)
+        setup = SessionSetup(engine=FrozenEngine([fenced, bare, "It returns hello."]), persist=False)
         ui = PlainUI(make_config(), repo, setup, out=out, session=session, color=False)
         pipe.send_text("what does greet return?\r")
         pipe.send_text("\x04")
         assert ui.loop() == 0
     text = out.getvalue()
     assert "Reading it." in text and "It returns hello." in text
+    assert "⚙ read_file a.py" in text and "⚙ read_file README.md" in text  # both were calls
     assert '"name"' not in text and "```" not in text
