@@ -25,8 +25,8 @@ from engine.profile import calibration_stem, load_profile, save_profile
 
 CALIBRATION_VERSION = 1
 VERIFY_ROWS = 8  # a typical verify window on CPU
-WARM_TOKENS = 128
-STEPS = 6
+WARM_TOKENS = 64  # context before the timed steps: enough to touch every weight once
+STEPS = 4
 CHILD_TIMEOUT_S = 120.0
 
 Runner = Callable[[Sequence[str], float], "tuple[int, str]"]

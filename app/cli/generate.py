@@ -91,7 +91,8 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
             print(file=sys.stdout)
             print(
                 f"[{s.completion_tokens} tokens, decode {s.decode_tok_s:.1f} tok/s, wall {s.wall_tok_s:.1f} tok/s, "
-                f"tau {s.tau:.2f}, prefill {s.prefill_tok_s:.0f} tok/s, ceiling {s.ceiling_tok_s:.0f} tok/s "
+                f"tau {s.tau:.2f}, prefill {s.prefill_tok_s:.0f} tok/s ({s.reused_tokens} of {s.prompt_tokens} reused), "
+                f"first token {s.first_token_s:.2f} s, ceiling {s.ceiling_tok_s:.0f} tok/s "
                 f"({s.ceiling_frac * 100:.0f}%), finish {done.finish_reason}]",
                 file=sys.stderr,
             )
