@@ -2,7 +2,7 @@
 
 ``wire_for(info)`` looks, in order, at the family the engine declares (``ModelInfo.family``:
 the scripted engine, a server that reports it), the chat template's markup, the vocabulary's
-special tokens and the GGUF architecture; a model none of them names gets the
+special tokens, the GGUF architecture and the model's name; a model none of them names gets the
 generic fenced-JSON protocol. ``FINDERS`` lists every family's native call form for parsing.
 """
 
@@ -65,4 +65,14 @@ def wire_for(info: ModelInfo) -> Wire:
     for marker, wire in _MARKERS:
         if marker in tokens:
             return _qwen3(wire, info, template)
-    return _from_arch(info.arch) or GENERIC
+    return _from_arch(info.arch) or _from_name(info.name) or GENERIC
+
+
+_NAMES = (("qwen3", QWEN3), ("qwq", QWEN3), ("qwen", QWEN25), ("llama-3", LLAMA3), ("llama3", LLAMA3),
+          ("gemma", GEMMA), ("mistral", MISTRAL), ("mixtral", MISTRAL), ("codestral", MISTRAL), ("devstral", MISTRAL))
+
+
+def _from_name(name: str) -> Wire | None:
+    """The family a model's name gives (an OpenAI-style endpoint tells nothing else)."""
+    key = name.lower().replace("_", "-").replace(" ", "-")
+    return next((wire for word, wire in _NAMES if word in key), None)

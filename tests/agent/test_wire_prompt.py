@@ -27,7 +27,7 @@ MSGS = [
 
 
 def info(**kw) -> ModelInfo:
-    return ModelInfo(name="m", path="/m.gguf", n_ctx=4096, **kw)
+    return ModelInfo(**{"name": "m", "path": "/m.gguf", "n_ctx": 4096, **kw})
 
 
 @pytest.mark.parametrize("kw, family", [
@@ -43,6 +43,10 @@ def info(**kw) -> ModelInfo:
     ({"arch": "llama", "special_tokens": ("[INST]", "[/INST]")}, "mistral"),
     ({"arch": "llama"}, "generic"),
     ({"arch": "phi3"}, "generic"),
+    ({"name": "Qwen2.5-Coder-1.5B-Instruct"}, "qwen2.5"),  # an endpoint's model id is all there is
+    ({"name": "meta-llama/Llama-3.1-8B-Instruct"}, "llama3"),
+    ({"name": "gemma-3-4b-it"}, "gemma"),
+    ({"name": "gpt-4o"}, "generic"),
     ({"family": "gemma", "chat_template": T.QWEN}, "gemma"),  # what the engine declares wins
 ])
 def test_detection(kw, family):
