@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from engine.config import EngineConfig
-from engine.profile import calibration_stem, load_profile, save_profile
+from engine.profile import calibration_path, calibration_stem, load_profile, save_profile
 
 CALIBRATION_VERSION = 1
 VERIFY_ROWS = 8  # a typical verify window on CPU
@@ -152,6 +152,13 @@ def calibrate(path: Path | None, cfg: EngineConfig, *, runner: Runner = _run) ->
     prof["choice"].pop("source")
     save_profile(path, prof)
     return choice
+
+
+def recalibrate(cfg: EngineConfig) -> Choice | None:
+    """Measure again now (``tau models --calibrate``) and replace the cached choice for this build."""
+    from engine import backend
+
+    return calibrate(calibration_path(cfg.cache_dir, cfg.model_path, backend.build_id()), cfg)
 
 
 def describe(cache_dir: str, model_path: str, cfg: EngineConfig | None = None) -> Choice | None:

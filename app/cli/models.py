@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
-from app.cli.main import add_model_flags
+from app.cli.main import UsageError, add_model_flags
 from app.config import Config
 from engine import modelpack
 from engine.gguf_info import GGUFError, GGUFInfo, read_gguf, vocab_mismatch
@@ -15,6 +16,8 @@ from engine.gguf_info import GGUFError, GGUFInfo, read_gguf, vocab_mismatch
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("models", help="show the configured target and draft models")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--calibrate", action="store_true",
+                   help="measure this machine's CPU weight layout, threads and flash attention again now")
     add_model_flags(p)
     p.set_defaults(func=run)
 
@@ -81,20 +84,37 @@ def collect(cfg: Config) -> dict:
     return {"target": t, "draft": draft, "drafters": drafters, "calibration": _calibration(cfg, t)}
 
 
-def _calibration(cfg: Config, target: dict) -> dict:
-    """The load settings calibrated for the target on this machine (engine.calibrate), or why none."""
-    from engine.calibrate import describe
+def _engine_config(cfg: Config, model_path: str):
     from engine.config import EngineConfig
     from engine.paths import cache_dir
 
+    return EngineConfig(model_path=model_path, threads=cfg.threads, flash_attn=cfg.flash_attn,
+                        cpu_extra_buffers=cfg.cpu_extra_buffers, kv_type=cfg.kv_type, cache_dir=str(cache_dir()))
+
+
+def _recalibrate(cfg: Config) -> None:
+    from engine.calibrate import recalibrate
+
+    t, _ = _describe("target", str(Path(cfg.model).expanduser()) if cfg.model else None,
+                     None if cfg.model else modelpack.TARGET)
+    if not t.get("ready"):
+        raise UsageError(f"cannot calibrate: the target is not ready ({t.get('status')})")
+    print("calibrating (a child process per CPU weight layout; seconds on an idle machine) ...", file=sys.stderr)
+    if recalibrate(_engine_config(cfg, t["path"])) is None:
+        print("tau: calibration measured nothing (every candidate failed); the defaults stay", file=sys.stderr)
+
+
+def _calibration(cfg: Config, target: dict) -> dict:
+    """The load settings calibrated for the target on this machine (engine.calibrate), or why none."""
+    from engine.calibrate import describe
+
     if not target.get("ready"):
         return {"status": "target not ready"}
-    ecfg = EngineConfig(model_path=target["path"], threads=cfg.threads, flash_attn=cfg.flash_attn,
-                        cpu_extra_buffers=cfg.cpu_extra_buffers, kv_type=cfg.kv_type)
+    ecfg = _engine_config(cfg, target["path"])
     if cfg.cpu_extra_buffers is not None and cfg.flash_attn is not None and cfg.threads:
         return {"status": "set in the config", "extra_buffers": cfg.cpu_extra_buffers,
                 "flash_attn": cfg.flash_attn, "threads": cfg.threads}
-    c = describe(str(cache_dir()), target["path"], ecfg)
+    c = describe(ecfg.cache_dir, target["path"], ecfg)
     if c is None:
         return {"status": "not calibrated yet: measured at the first load on this machine"}
     return {"status": c.label(), "extra_buffers": c.extra_buffers, "flash_attn": c.flash_attn, "threads": c.threads,
@@ -103,6 +123,8 @@ def _calibration(cfg: Config, target: dict) -> dict:
 
 
 def run(args: argparse.Namespace, cfg: Config) -> int:
+    if args.calibrate:
+        _recalibrate(cfg)
     data = collect(cfg)
     if args.json:
         print(json.dumps(data, indent=2))

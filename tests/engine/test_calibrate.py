@@ -64,3 +64,17 @@ def test_a_real_child_calibrates_a_tiny_model_and_the_engine_loads_with_it(tmp_p
         assert again.choice == ch
     finally:
         again.close()
+
+
+def test_tau_models_calibrates_on_request_and_shows_the_choice(tmp_path, monkeypatch, capsys) -> None:
+    from app.cli.main import main
+    from tests.engine.tinymodel import write_tiny_model
+
+    model = str(write_tiny_model(tmp_path / "tiny.gguf", vocab=300, byte_fallback=True))
+    monkeypatch.setenv("TAU_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["models", "--model", model, "--draft-model", "none", "--threads", "1", "--json"]) == 0
+    assert "not calibrated yet" in json.loads(capsys.readouterr().out)["calibration"]["status"]
+    assert main(["models", "--model", model, "--draft-model", "none", "--threads", "1", "--json", "--calibrate"]) == 0
+    cal = json.loads(capsys.readouterr().out)["calibration"]
+    assert "(calibrated)" in cal["status"]
+    assert cal["threads"] == 1 and isinstance(cal["extra_buffers"], bool) and cal["step_ms"] > 0
