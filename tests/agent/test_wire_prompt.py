@@ -131,3 +131,16 @@ def test_agent_on_a_gemma_model_speaks_gemma(repo):
     assert all("<|im_start|>" not in p and "<tool_call>" not in p for p in engine.prompts)
     assert engine.requests[0].stop == FAMILIES["gemma"].stop
     assert "return a - b" in engine.prompts[1]  # the tool result came back as a user turn
+
+
+def test_agent_on_a_llama3_model_speaks_llama3(repo):
+    reply = 'I will read it.\n{"name": "read_file", "parameters": {"path": "calc.py"}}'
+    engine = ScriptedEngine([reply, "add subtracts."], family="", chat_template=T.LLAMA3)
+    agent, _ = make_agent(engine, repo)
+    final = agent.run_turn("what is wrong in calc.py?")
+    assert final.status == "done" and "add subtracts." in final.message
+    assert engine.requests[0].stop == FAMILIES["llama3"].stop
+    second = engine.prompts[1]
+    assert '{"name": "read_file", "parameters": {"path": "calc.py"}}<|eot_id|>' in second  # the call, as Llama writes it
+    assert "<|start_header_id|>ipython<|end_header_id|>" in second and "return a - b" in second
+    assert "<|im_start|>" not in second and "<tool_call>" not in second
