@@ -4,8 +4,9 @@ Before a tool writes a file it calls ``journal.record(path)``; the first record 
 turn keeps its pre-image (bytes and mode, or "did not exist"). After the write it calls
 ``journal.wrote(path, data)``, which keeps a hash of what the agent wrote. ``undo()`` puts a
 file back only while it still holds exactly that; a file changed since (by the user, an
-editor, a formatter) is left as it is and reported in ``last_kept``. Files the agent created
-are removed only while unchanged. Every step goes through ``tools.atomic``'s no-follow
+editor, a formatter) is left as it is and reported in ``last`` (a ``Kept`` per file, with a
+few lines of what the agent wrote against what is there now). Files the agent created are
+removed only while unchanged. Every step goes through ``tools.atomic``'s no-follow
 helpers, so a directory swapped for a symlink never leads undo outside the workspace.
 """
 
@@ -17,8 +18,22 @@ import stat
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Literal
 
 from tools.atomic import SymlinkSwapped, atomic_write, read_nofollow, rmdir_nofollow, unlink_nofollow
+from tools.diffs import make_diff
+from tools.visible import visible_line
+
+HINT_BYTES = 64 * 1024  # what the agent wrote is kept for the hint up to this size (its hash always)
+HINT_LINES = 8  # diff lines of a kept file's hint
+HINT_WIDTH = 120  # characters per hint line
+
+
+KEPT_WHY = {
+    "changed": "changed since the agent wrote it; left as is",
+    "deleted": "deleted since the agent wrote it; left deleted",
+    "symlink": "it or a folder above it is now a symlink; left as is",
+}
 
 
 def digest(data: bytes | None) -> str | None:
@@ -32,6 +47,25 @@ class PreImage:
     mode: int | None = None
     created_dirs: tuple[Path, ...] = ()  # directories that did not exist yet, deepest first
     written: str | None = None  # sha256 of what the agent last wrote; None: nothing written yet
+    wrote_data: bytes | None = None  # what the agent last wrote, when small (for the hint)
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A file undo left as it is."""
+
+    path: str  # relative
+    why: Literal["changed", "deleted", "symlink"]  # since the agent wrote it; "symlink": it or a folder above
+    hint: str = ""  # the agent's text against the file's now, a few unified-diff lines ("" if unknown)
+
+
+@dataclass(frozen=True)
+class UndoReport:
+    """What one undo did."""
+
+    restored: tuple[str, ...] = ()
+    kept: tuple[Kept, ...] = ()  # left as they are: the user's work
+    failed: tuple[str, ...] = ()  # "path: error"; they stay undoable, a later undo tries again
 
 
 @dataclass
@@ -53,17 +87,31 @@ def capture(path: Path, root: Path) -> PreImage:
     return PreImage(path, content, stat.S_IMODE(st.st_mode))
 
 
-def restore(image: PreImage) -> str | None:
+def change_hint(rel: str, wrote: bytes | None, now: bytes | None) -> str:
+    """The first lines of a diff from what the agent wrote to what ``rel`` holds now ("" if not text)."""
+    if wrote is None or now is None:
+        return ""
+    try:
+        old, new = wrote.decode("utf-8"), now.decode("utf-8")
+    except UnicodeDecodeError:
+        return ""
+    body = make_diff(rel, old, new, context=0).splitlines()[2:]  # no ---/+++ header: the path is named
+    more = len(body) - HINT_LINES
+    shown = [visible_line(line)[:HINT_WIDTH] for line in body[:HINT_LINES]]  # shown on a terminal
+    return "\n".join(shown + ([f"... {more} more diff lines"] if more > 0 else []))
+
+
+def restore(image: PreImage, rel: str = "") -> Kept | None:
     """Put a file back to a captured state while it holds what the agent wrote.
-    Returns None when restored (or already as before), else why it was left as is."""
+    Returns None when restored (or already as before), else a ``Kept`` saying why it was left."""
     try:
         now = read_nofollow(image.path)
     except SymlinkSwapped:
-        return "it or a folder above it is now a symlink; left as is"
+        return Kept(rel, "symlink")
     current = digest(now)
     if current != digest(image.content):  # else already as it was (the write never happened, or was undone)
         if image.written is None or current != image.written:
-            return "changed since the agent wrote it; left as is"
+            return Kept(rel, "deleted") if now is None else Kept(rel, "changed", change_hint(rel, image.wrote_data, now))
         if image.content is not None:
             atomic_write(image.path, image.content, image.mode)
             return None
@@ -84,8 +132,17 @@ class UndoJournal:
         self.max_turns = max_turns
         self._turns: list[_Turn] = []
         self._lock = threading.Lock()
-        self.last_failures: list[str] = []  # "path: reason" of files the last undo did not restore
-        self.last_kept: list[str] = []  # relative paths the last undo left alone: changed since
+        self.last = UndoReport()  # what the last undo did
+
+    @property
+    def last_kept(self) -> list[str]:
+        """Relative paths the last undo left alone: changed since the agent wrote them."""
+        return [k.path for k in self.last.kept]
+
+    @property
+    def last_failures(self) -> list[str]:
+        """'path: reason' of every file the last undo did not restore."""
+        return [f"{k.path}: {KEPT_WHY[k.why]}" for k in self.last.kept] + list(self.last.failed)
 
     def begin_turn(self) -> None:
         """Start a new agent turn; later records belong to it."""
@@ -136,7 +193,8 @@ class UndoJournal:
         with self._lock:
             turn = self._turns[-1] if self._turns else None
             if turn is not None and p in turn.images:
-                turn.images[p] = replace(turn.images[p], written=digest(data))
+                small = data if len(data) <= HINT_BYTES else None
+                turn.images[p] = replace(turn.images[p], written=digest(data), wrote_data=small)
 
     @property
     def can_undo(self) -> bool:
@@ -153,35 +211,36 @@ class UndoJournal:
 
     def undo(self) -> list[str]:
         """Restore the files of the last turn that wrote any; returns their relative paths.
-        Files changed since the agent wrote them are kept (``last_kept``, ``last_failures``)."""
+        Files changed since the agent wrote them are kept; ``last`` says which and why."""
+        return list(self.undo_report().restored)
+
+    def undo_report(self) -> UndoReport:
+        """``undo()``, answering with what it restored, kept and could not restore."""
         with self._lock:
             while self._turns and not self._turns[-1].images:
                 self._turns.pop()
-            if not self._turns:
-                return []
-            turn = self._turns.pop()
+            turn = self._turns.pop() if self._turns else _Turn()
         restored: list[str] = []
+        kept: list[Kept] = []
+        errors: list[str] = []
         failed: dict[Path, PreImage] = {}
-        self.last_failures = []
-        self.last_kept = []
         for image in reversed(list(turn.images.values())):
             rel = self._rel(image.path)
             try:
-                kept = restore(image)
+                left = restore(image, rel)
             except OSError as e:
                 failed[image.path] = image
-                self.last_failures.append(f"{rel}: {e.strerror or e}")
+                errors.append(f"{rel}: {e.strerror or e}")
                 continue
-            if kept is not None:
-                self.last_kept.append(rel)
-                self.last_failures.append(f"{rel}: {kept}")
-                continue
-            restored.append(rel)
+            if left is not None:
+                kept.append(left)
+            else:
+                restored.append(rel)
         if failed:  # keep what could not be restored, so a later undo can retry it
             with self._lock:
                 self._turns.append(_Turn(failed))
-        restored.reverse()
-        return restored
+        self.last = UndoReport(tuple(reversed(restored)), tuple(reversed(kept)), tuple(reversed(errors)))
+        return self.last
 
     def _rel(self, p: Path) -> str:
         return p.relative_to(self.root).as_posix()

@@ -131,3 +131,36 @@ def test_a_failed_restore_stays_undoable(root: Path, make_ctx) -> None:
     (root / "gen" / "a.txt").rmdir()
     assert journal.undo() == ["gen/a.txt"] and journal.last_failures == []
     assert not (root / "gen").exists()
+
+
+def test_the_report_names_each_kept_file_why_and_a_capped_hint(root: Path, make_ctx) -> None:
+    journal = UndoJournal(root)
+    ctx = make_ctx(root, journal=journal)
+    journal.begin_turn()
+    _write(ctx, "a.txt", "one\ntwo\n")
+    _write(ctx, "b.txt", "b\n")
+    _write(ctx, "c.txt", "c\n")
+    _edit(ctx, "README.md", "# demo", "# agent")
+    (root / "a.txt").write_text("one\nTWO \x1b[2K\n" + "".join(f"user {i}\n" for i in range(20)))
+    (root / "README.md").unlink()
+    (root / "c.txt").write_bytes(b"\xff\xfe not text")
+    report = journal.undo_report()
+    assert report.restored == ("b.txt",) and not (root / "b.txt").exists()
+    assert [(k.path, k.why) for k in report.kept] == [("a.txt", "changed"), ("c.txt", "changed"), ("README.md", "deleted")]
+    hint = report.kept[0].hint.splitlines()
+    assert hint[:3] == ["@@ -2 +2,21 @@", "-two", "+TWO \\x1b[2K"]  # a control code is shown, not obeyed
+    assert len(hint) == 9 and hint[-1] == "... 15 more diff lines"
+    assert report.kept[1].hint == "" and report.kept[2].hint == ""  # not text; gone
+    assert journal.last == report and journal.last_kept == ["a.txt", "c.txt", "README.md"]
+    assert (root / "a.txt").read_text().endswith("user 19\n") and not (root / "README.md").exists()
+
+
+def test_a_big_write_keeps_only_its_hash(root: Path, make_ctx) -> None:
+    journal = UndoJournal(root)
+    ctx = make_ctx(root, journal=journal)
+    journal.begin_turn()
+    _write(ctx, "big.txt", "x" * 70_000 + "\n")
+    (root / "big.txt").write_text("x" * 70_000 + "\nmine\n")
+    report = journal.undo_report()
+    assert [(k.path, k.why, k.hint) for k in report.kept] == [("big.txt", "changed", "")]
+    assert (root / "big.txt").read_text().endswith("mine\n")
