@@ -27,7 +27,7 @@ from pygments.lexers import DiffLexer
 from app.config import Config, state_dir
 from app.controller import commands, results
 from app.controller.model_session import LoadProgress, ModelSession, SessionSetup
-from app.controller.results import Problem, QuitRequested, SessionDiff, ThemeSet
+from app.controller.results import Problem, QuitRequested, SessionDiff, ThemeSet, Undone
 from app.controller.statsfmt import status_fields, status_line
 from app.controller.textfmt import clip_lines, first_line
 from app.controller.visible import visible_text
@@ -258,6 +258,8 @@ class PlainUI:
                 self.write(self.c(RED, "error: " + result.save_error))
         elif isinstance(result, Problem):
             self.write(self.c(RED if result.severity == "error" else YELLOW, result.message))
+        elif isinstance(result, Undone) and (result.kept or result.failed):
+            self.write(self.c(YELLOW, results.text(result)))
         else:
             self.write(results.text(result))
         return True

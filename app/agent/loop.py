@@ -68,6 +68,7 @@ from engine.types import (
 from tools.base import Tool, ToolContext, ToolResult
 from tools.permissions_types import Approver
 from tools.secret_files import is_secret_path
+from tools.undo import UndoReport
 
 MAX_FORMAT_FAILURES = 3
 REPLY_TOKENS = 4096  # room for a whole-file write_file of a small file (app.agent.editformat)
@@ -160,10 +161,11 @@ class Agent(JudgeMixin):
         self._emit(final)
         return final
 
-    def undo(self) -> list[str]:
-        paths = list(self.undo_journal.undo()) if self.undo_journal.can_undo else []
-        self.session.write({"type": "undo", "paths": paths})
-        return paths
+    def undo(self) -> UndoReport:
+        """Undo the last turn's edits; files changed since the agent wrote them are kept and named."""
+        report: UndoReport = self.undo_journal.undo_report()
+        self.session.write({"type": "undo", "paths": list(report.restored), "kept": [k.path for k in report.kept]})
+        return report
 
     def diff(self) -> str:
         return workspace_diff(self.root, self.journal)

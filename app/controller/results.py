@@ -12,6 +12,14 @@ from dataclasses import dataclass
 
 from app.session import SessionInfo
 from engine.types import ModelInfo
+from tools.undo import Kept
+from tools.visible import visible_line
+
+KEPT_WHY = {  # what the user is told about a file undo left alone
+    "changed": "changed since tau wrote it: left as it is",
+    "deleted": "deleted since tau wrote it: left deleted",
+    "symlink": "it or a folder above it is now a symlink: left as it is",
+}
 
 
 @dataclass(frozen=True)
@@ -35,6 +43,8 @@ class QuitRequested:
 @dataclass(frozen=True)
 class Undone:
     files: tuple[str, ...]  # restored; () when there was nothing to undo
+    kept: tuple[Kept, ...] = ()  # left as they are: changed since tau wrote them (the user's work)
+    failed: tuple[str, ...] = ()  # "path: error"; still undoable, the next /undo tries again
 
 
 @dataclass(frozen=True)
@@ -109,6 +119,19 @@ def model_lines(shown: ModelShown) -> list[str]:
     ]
 
 
+def undone_text(result: Undone) -> str:
+    """What /undo did: restored files, then each file kept and why (with a few diff lines), then errors."""
+    if not (result.files or result.kept or result.failed):
+        return "undo: nothing to undo"
+    lines = ["undo: restored " + ", ".join(map(visible_line, result.files))] if result.files else []
+    for k in result.kept:
+        lines.append(f"undo: kept {visible_line(k.path)} ({KEPT_WHY[k.why]})")
+        if k.hint:
+            lines += ["  what tau wrote -> what is there now:", *("    " + h for h in k.hint.splitlines())]
+    lines += [f"undo: could not restore {visible_line(f)} (the next /undo tries again)" for f in result.failed]
+    return "\n".join(lines)
+
+
 def text(result: CommandResult) -> str:
     """The plain-text form of a result."""
     match result:
@@ -118,8 +141,8 @@ def text(result: CommandResult) -> str:
             return table
         case QuitRequested():
             return "bye"
-        case Undone(files=files):
-            return "undo: restored " + ", ".join(files) if files else "undo: nothing to undo"
+        case Undone():
+            return undone_text(result)
         case SessionDiff(diff=diff):
             return diff.rstrip("\n") if diff.strip() else "no changes"
         case Cleared():

@@ -104,7 +104,8 @@ def _sessions(session: ModelSession, arg: str) -> CommandResult:
 
 def _undo(session: ModelSession, arg: str) -> CommandResult:
     assert session.agent is not None
-    return Undone(tuple(session.agent.undo()))
+    report = session.agent.undo()
+    return Undone(report.restored, report.kept, report.failed)
 
 
 def _diff(session: ModelSession, arg: str) -> CommandResult:

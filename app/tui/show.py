@@ -37,6 +37,8 @@ def render(app: TauApp, result: r.CommandResult) -> None:
         app.push_screen(TextScreen("Sessions", Text(r.text(result))))
     elif isinstance(result, r.SessionDiff):
         app.transcript.mount(DiffCard("session diff", result.diff))
+    elif isinstance(result, r.Undone) and (result.kept or result.failed):
+        app.add_notice(r.text(result), "warning")  # the user's work was kept: say so where it shows
     elif isinstance(result, r.ModelShown):
         app.add_notice(r.text(result), "block")
     elif isinstance(result, r.ModeSet):

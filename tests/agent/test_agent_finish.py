@@ -96,7 +96,7 @@ def test_shown_fix_is_applied_and_the_failing_check_rerun(repo):
     # the conversation records the shown code as the assistant's edit
     edit_msg = next(m for m in agent.messages if m.get("tool_calls") and m["tool_calls"][0]["function"]["name"] == "edit_file")
     assert "```python" in edit_msg["content"]
-    assert agent.undo() == ["calc.py"] and "a - b" in (repo / "calc.py").read_text()
+    assert agent.undo().restored == ("calc.py",) and "a - b" in (repo / "calc.py").read_text()
 
 
 def test_an_edit_after_a_failing_check_gets_the_check_rerun(repo):

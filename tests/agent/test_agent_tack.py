@@ -81,7 +81,7 @@ def test_interactive_shown_code_is_proposed_through_the_approval(repo):
     assert agent.run_turn("The test of add fails. Fix calc.py.").status == "done"
     assert [r.kind for r in approver.requests] == ["edit"] and "+    return a + b" in approver.requests[0].diff
     assert "return a + b" in (repo / "calc.py").read_text()
-    assert agent.undo() == ["calc.py"]
+    assert agent.undo().restored == ("calc.py",)
     rejecting = Asked(False)
     agent, _ = make_agent(ScriptedEngine([SHOWN, "OK, not applied."]), repo, mode="ask", approver=rejecting)
     agent.run_turn("Fix calc.py.")

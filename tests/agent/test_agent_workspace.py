@@ -25,12 +25,12 @@ def test_undo_restores_last_turn_and_keeps_user_changes(repo):
     (repo / "notes.txt").write_text("first line\nsecond line\nuser's own line\nand another\n")
     diff = agent.diff()
     assert "+    return a + b" in diff and "+# user comment" in diff and "+X = 1" in diff and "+and another" in diff
-    restored = agent.undo()
+    restored = agent.undo().restored
     assert sorted(restored) == ["calc.py", "pkg/new.py"]
     assert (repo / "calc.py").read_text() == user_calc
     assert not (repo / "pkg").exists()
     assert (repo / "notes.txt").read_text().endswith("and another\n")
-    assert agent.undo() == []
+    assert agent.undo().restored == ()
 
 
 def test_undo_is_per_turn(repo):
@@ -42,9 +42,9 @@ def test_undo_is_per_turn(repo):
     agent.run_turn("first")
     after_first = (repo / "calc.py").read_text()
     agent.run_turn("second")
-    assert agent.undo() == ["calc.py"]
+    assert agent.undo().restored == ("calc.py",)
     assert (repo / "calc.py").read_text() == after_first
-    assert agent.undo() == ["calc.py"]
+    assert agent.undo().restored == ("calc.py",)
     assert git(repo, "status", "--porcelain") == ""
 
 
