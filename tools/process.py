@@ -13,19 +13,15 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO
 
+from tools.cancel import Cancellable, is_cancelled
 from tools.capping import DEFAULT_CAP, HeadTailBuffer
 from tools.sandbox import filter_env
 
 POLL_S = 0.05
 TERM_GRACE_S = 0.5
 DRAIN_GRACE_S = 1.0
-
-
-class Cancellable(Protocol):
-    @property
-    def cancelled(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -79,7 +75,7 @@ def run_process(
             break
         except subprocess.TimeoutExpired:
             pass
-        if cancel is not None and cancel.cancelled:
+        if is_cancelled(cancel):
             cancelled = True
         elif time.monotonic() >= deadline:
             timed_out = True
