@@ -12,6 +12,10 @@ import math
 from dataclasses import dataclass, field
 
 MAX_WINDOW = 64
+# An acceptance estimate shrinks towards the rate pooled over the positions just before it:
+# this many, and further back while they hold less evidence than this many passes.
+POOL_POSITIONS = 8
+POOL_EVIDENCE = 16.0
 # Speculate only when the estimate beats plain decode by this much: acceptance estimates
 # are noisy and a pass that loses costs for sure, so marginal windows are not worth it.
 SPECULATE_MARGIN = 0.10
@@ -114,9 +118,13 @@ class _Counts:
 class Acceptance:
     """P(draft position i accepted | positions < i accepted), per drafter and bucket.
 
-    Estimates shrink towards the previous position's estimate (and position 0 towards a
-    prior), so sparse buckets stay sensible. Old evidence decays so the estimate tracks
-    the workload.
+    Each position's estimate shrinks towards the rate pooled over the positions just before
+    it (position 0 towards a prior), so sparse positions stay sensible and later positions
+    follow the trend of the earlier ones. Not towards the previous
+    position's estimate: a copy that once broke at position 14 (an edit there) would pass that
+    one rejection on to every later position, which no window would then reach to correct,
+    and the windows would stop at 14 along every copy after. Old evidence decays so the
+    estimate tracks the workload.
     """
 
     # Before any evidence: longer context matches are likelier to continue (n-gram buckets
@@ -131,15 +139,25 @@ class Acceptance:
 
     def rates(self, drafter: str, bucket: int, n: int) -> list[float]:
         c = self._c.get((drafter, bucket))
+        prior = self.prior if self.prior is not None else self.BUCKET_PRIORS.get(bucket, 0.5)
+        n = min(n, MAX_WINDOW)
+        if c is None:
+            return [prior] * n
+        w = self.prior_weight
         out: list[float] = []
-        prev = self.prior if self.prior is not None else self.BUCKET_PRIORS.get(bucket, 0.5)
-        for i in range(min(n, MAX_WINDOW)):
-            if c is None:
-                r = prev
-            else:
-                r = (c.accepted[i] + self.prior_weight * prev) / (c.reached[i] + self.prior_weight)
-            out.append(r)
-            prev = r
+        base = prior
+        for i in range(n):
+            r = c.reached[i] + w
+            out.append((c.accepted[i] + w * base) / r if r > 0 else base)
+            # the next position's base: the last POOL_POSITIONS positions pooled, reaching
+            # further back while they hold less than POOL_EVIDENCE passes
+            acc = reached = 0.0
+            j = i + 1
+            while j > 0 and (i + 1 - j < POOL_POSITIONS or reached < POOL_EVIDENCE):
+                j -= 1
+                acc += c.accepted[j]
+                reached += c.reached[j]
+            base = (acc + w * base) / (reached + w) if reached + w > 0 else base
         return out
 
     def update(self, drafter: str, bucket: int, drafted: int, accepted: int) -> None:

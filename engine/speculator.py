@@ -4,6 +4,7 @@ and the choice of what to verify next (``Speculator.pick``)."""
 from __future__ import annotations
 
 import copy
+from collections import deque
 from dataclasses import dataclass, field
 
 from engine.drafters.base import Draft, Drafter
@@ -24,7 +25,7 @@ IN_STEP_LAG = 8  # a lag this short is taken in by the per-pass sync that drafti
 # A new request discounts what a costly drafter accepted before: a long-running server mixes
 # workloads (an edit's copy, a tool output, new code) and one's acceptance misleads on the next.
 REQUEST_DISCOUNT = 0.5
-REPLY_ALPHA = 0.2  # how fast the expected reply length follows the replies served
+REPLIES_KEPT = 8  # recent reply lengths; a catch-up at the prefill must pay over a short one of them
 GUARD_DECAY = 0.95  # weight of a pass in the throughput guard after each further pass
 GUARD_MIN_TOKENS = 8.0  # emitted tokens (decayed) before the guard judges a drafter
 
@@ -81,7 +82,7 @@ class Speculator:
         self.acceptance = acceptance or Acceptance()
         self.unverified: Shadow | None = None  # the last pick's free proposal it chose not to verify
         self.prefill_s_per_token = 0.0  # the target's, from the last long prefill (0 = not seen)
-        self.mean_reply = 0.0  # tokens a reply runs to, recently (0 = none served yet)
+        self.replies: deque[int] = deque(maxlen=REPLIES_KEPT)  # recent replies' lengths in tokens
 
     def curve_for(self, mode: str) -> CostCurve:
         """The cost curve of one sampling mode: a pass's host work (sampling every verified row
@@ -124,8 +125,9 @@ class Speculator:
     def begin(self, hist: list[int], spec: SpecConfig, mode: str, max_tokens: int) -> None:
         """A new request, its prompt prefilled: discount costly drafters' old acceptance, and
         catch up with the prompt those worth drafting with, when what they would save over a
-        reply of the usual length (at most max_tokens) pays for it twice over; the catch-up
-        then shows as time to first token, not as a surprise in the first pass."""
+        short reply (the shortest quarter of the recent ones; at most max_tokens) pays for it
+        twice over: a server mixes 25-token tool calls with whole files, and the catch-up is
+        paid up front. It then shows as time to first token, not as a surprise in the first pass."""
         curve = self.curve_for(mode)
         t1 = curve.cost(1)
         for name in spec.drafters:
@@ -144,17 +146,15 @@ class Speculator:
                 choice = choose_window(curve, self.acceptance.rates(f"{name}:{mode}", 0, k), k, slot.cost())
                 if choice.k == 0:
                     continue
-                saving = min(self.mean_reply, max_tokens) * t1 * (1.0 - 1.0 / choice.gain)
+                short = sorted(self.replies)[len(self.replies) // 4] if self.replies else 0
+                saving = min(short, max_tokens) * t1 * (1.0 - 1.0 / choice.gain)
                 if self._catch_up_s(slot, hist, curve) > 0.5 * saving:
                     continue
             catch_up(hist)
 
     def end(self, tokens: int) -> None:
         """A reply of ``tokens`` tokens was served."""
-        if self.mean_reply <= 0.0:
-            self.mean_reply = float(tokens)
-        else:
-            self.mean_reply += REPLY_ALPHA * (tokens - self.mean_reply)
+        self.replies.append(tokens)
 
     def record(self, source: str, mode: str, seconds: float, tokens: int) -> None:
         """One pass a costly drafter drafted: its whole time (drafting included) and what it emitted."""

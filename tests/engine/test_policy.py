@@ -182,3 +182,17 @@ def test_a_verify_pass_is_charged_the_step_after_it_and_that_step_leaves_the_sca
     c2 = CostCurve({1: 1.0, 4: 2.0})
     pending = observe_pass(c2, 4, 2.0, None)
     assert observe_pass(c2, 4, 2.0, pending) == (4, 2.0) and abs(c2.relative(4) - 2.0) < 1e-9
+
+
+def test_one_break_in_a_copy_does_not_cap_every_later_window_there() -> None:
+    # windows of 14 along copies, all accepted, and one of 40 that an edit broke at 14: the
+    # positions past 14 have never been reached, and must not inherit that single rejection
+    # (chained to the previous position's estimate they did, and windows stopped at 14 for good)
+    a = Acceptance()
+    for _ in range(60):
+        a.update("ngram:sampled", 5, 14, 14)
+    a.update("ngram:sampled", 5, 40, 14)
+    rates = a.rates("ngram:sampled", 5, 40)
+    assert rates[14] < 0.9 and min(rates[16:]) > 0.9
+    flat = CostCurve({1: 1.0, 2: 4.0, 41: 4.2})  # the 1.5B on the H200: about 4 steps for any pass
+    assert choose_window(flat, rates, 40).k > 30
