@@ -92,7 +92,7 @@ def run_config(engine, wl: Workload, mode: str, cfg: BenchConfig, rnd: int = 0) 
         drafted=total.drafted, accepted=total.accepted, near_ties=total.near_tie_divergences, token_ids=ids,
         decode_s=total.decode_s, wall_s=total.wall_s, turn_lens=[len(d.token_ids) for d in dones],
         first_token_s=dones[0].stats.first_token_s if dones else 0.0,
-        passes=total.verify_passes, emitted=total.emitted,
+        passes=total.verify_passes, emitted=total.emitted, turn_tok_s=[d.stats.decode_tok_s for d in dones],
     )
 
 

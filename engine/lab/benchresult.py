@@ -39,9 +39,11 @@ class RunResult:
     vs_peer_plain: float | None = None  # with --peer-server: tok/s over llama-server plain's
     passes: int = field(default=0, repr=False)  # target passes and the tokens they emitted: tau's inputs
     emitted: int = field(default=0, repr=False)
+    turn_tok_s: list[float] = field(default_factory=list, repr=False)  # each turn's (request's) decode tok/s
+    worst_request: float | None = None  # multi-turn runs: the smallest of the requests' tok/s ratios to plain
 
     def to_dict(self) -> dict[str, Any]:
-        hidden = ("token_ids", "turn_lens", "decode_s", "wall_s", "timed_tokens", "passes", "emitted")
+        hidden = ("token_ids", "turn_lens", "decode_s", "wall_s", "timed_tokens", "passes", "emitted", "turn_tok_s")
         return {k: v for k, v in self.__dict__.items() if k not in hidden}
 
 
@@ -95,7 +97,8 @@ def bracket(first: RunResult, last: RunResult) -> RunResult:
                     decode_tok_s=tokens / dec if dec else 0.0, wall_tok_s=tokens / wall if wall else 0.0,
                     tau=first.tau, accept_by_pos=first.accept_by_pos, drafted={}, accepted={},
                     token_ids=first.token_ids, turn_lens=first.turn_lens, decode_s=dec, wall_s=wall,
-                    timed_tokens=tokens, first_token_s=first.first_token_s, passes=first.passes, emitted=first.emitted)
+                    timed_tokens=tokens, first_token_s=first.first_token_s, passes=first.passes, emitted=first.emitted,
+                    turn_tok_s=[(a + b) / 2 for a, b in zip(first.turn_tok_s, last.turn_tok_s, strict=False)])
     out.drift = last.decode_tok_s / first.decode_tok_s if first.decode_tok_s else None
     return out
 
@@ -138,3 +141,5 @@ def speedups(group: list[RunResult]) -> None:
     for r in group:
         r.speedup = r.decode_tok_s / base.decode_tok_s
         r.wall_speedup = r.wall_tok_s / base.wall_tok_s if base.wall_tok_s else 0.0
+        if r is not base and len(r.turn_tok_s) > 1 and len(r.turn_tok_s) == len(base.turn_tok_s):
+            r.worst_request = min(a / b for a, b in zip(r.turn_tok_s, base.turn_tok_s, strict=True) if b > 0)
