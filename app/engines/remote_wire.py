@@ -56,6 +56,8 @@ def stats_from_dict(d: dict) -> GenStats:
         accept_by_pos=tuple(float(x) for x in (d.get("accept_by_pos") or ())),
         ceiling_tok_s=num("ceiling_tok_s"),
         near_tie_divergences=num("near_tie_divergences", int),
+        first_token_s=num("first_token_s"),
+        emitted_tokens=num("emitted_tokens", int),  # tau's numerator: without it an attached TUI showed 0.99 for 1.00
     )
 
 

@@ -50,3 +50,12 @@ def test_stats_add_up_in_one_place() -> None:
     assert (s.completion_tokens, s.verify_passes, s.emitted) == (129, 110, 131)
     assert s.decode_tok_s == 129 / 1.2 and s.drafted == {"ngram": 40} and s.accepted == {"ngram": 21}
     assert s.ceiling_tok_s == 200.0  # the latest known ceiling survives a generation that had none
+
+
+def test_stats_sent_over_the_wire_keep_their_tau() -> None:
+    # tau serve sends GenStats.to_dict(); the remote engine (the TUI attached to a server) rebuilds them
+    from app.engines.remote_wire import stats_from_dict
+
+    a = _plain()
+    back = stats_from_dict(a.to_dict())
+    assert back.tau == a.tau == 1.0 and back.emitted == a.emitted
