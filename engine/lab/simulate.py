@@ -24,7 +24,7 @@ from engine.decoder import Target, run
 from engine.drafters.base import Drafter
 from engine.drafters.ngram import NgramDrafter
 from engine.policy import CostCurve
-from engine.spec import SpecConfig
+from engine.spec import DEFAULT_MAX_WINDOW, SpecConfig
 from engine.speculator import DrafterSlot, Speculator
 from engine.types import GenerateRequest, SamplingParams
 
@@ -137,7 +137,7 @@ def matches(prompt: Sequence[int], output: Sequence[int], drafter: Drafter, max_
 
 
 def ceiling(prompt: Sequence[int], output: Sequence[int], curve_points: dict[int, float], *,
-            drafter: Callable[[], Drafter] = NgramDrafter, max_len: int = 24) -> tuple[float, float]:
+            drafter: Callable[[], Drafter] = NgramDrafter, max_len: int = DEFAULT_MAX_WINDOW) -> tuple[float, float]:
     """(plain seconds, best seconds): the fastest any window policy could emit this output
     with ``drafter``'s proposals: at each position either a plain pass, or a pass verifying
     exactly the proposed tokens that the output will match. It sees the drafter proposing at

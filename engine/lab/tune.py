@@ -32,7 +32,7 @@ from engine.types import DoneEvent, GenerateRequest, SamplingParams
 
 Progress = Callable[[str, float], None]
 
-WINDOWS = (8, 16, DEFAULT_MAX_WINDOW, 40)
+WINDOWS = (8, 16, 24, DEFAULT_MAX_WINDOW)
 KEYS = (3, 4, 6)
 GREEDY = SamplingParams(temperature=0.0)
 SAMPLED = SamplingParams(temperature=0.6, top_p=0.95, seed=1234)
