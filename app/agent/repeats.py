@@ -2,8 +2,9 @@
 
 Small models resend a call that failed ("search text occurs 2 times") unchanged. Sending the
 same error back again rarely helps, so the repeat's result says what else to do: for
-edit_file the file's matching lines with their numbers, the way to change every occurrence
-(when the tool has it) and the whole-file write; for any other call, not to repeat it.
+edit_file (instead of the error) the file's matching lines with their numbers, the way to
+change every occurrence (when the tool has it) and the whole-file write; for any other call
+(after its output, which still matters) not to repeat it unchanged.
 """
 
 from __future__ import annotations
@@ -53,10 +54,10 @@ def change_tack(call: ToolCall, output: str, file_text: str | None, edit_params:
     """The result to send instead of ``output`` for a call that failed the same way again.
     ``file_text``: the edited file's text (edit_file), ``edit_params``: edit_file's parameters."""
     head = f"This exact call already failed the same way: {output.splitlines()[0] if output else 'error'}\n"
-    if call.name != "edit_file" or file_text is None:
-        return head + (
-            "Do not send it again. Try something different: read the file or the error again, "
-            "change the code first, or use another tool."
+    if call.name != "edit_file" or file_text is None:  # the output itself still matters (a test run's)
+        return output + (
+            "\n\n[This exact call already failed the same way before. Do not send it again unchanged: "
+            "read the error, change the code first, or try something different.]"
         )
     path = str(call.arguments.get("path", "FILE"))
     search = str(call.arguments.get("search", ""))

@@ -26,7 +26,7 @@ from pathlib import Path
 from app.evals import systems
 from app.evals.problems import Problem, load_problems, make_repo, parse_selection, score
 
-SERVE_WAIT_S = 900
+SERVE_WAIT_S = 1800  # the first load on a machine calibrates (minutes on a busy two-core box)
 
 
 def _start_server(port: int, model_flags: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
@@ -34,11 +34,11 @@ def _start_server(port: int, model_flags: list[str], env: dict[str, str], log: P
     return subprocess.Popen(cmd, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
 
 
-def _wait_ready(base: str, proc: subprocess.Popen) -> str:
+def _wait_ready(base: str, proc: subprocess.Popen | None) -> str:
     """The served model id, once /v1/models answers."""
     t0 = time.monotonic()
     while time.monotonic() - t0 < SERVE_WAIT_S:
-        if proc.poll() is not None:
+        if proc is not None and proc.poll() is not None:
             raise SystemExit(f"tau serve exited with {proc.returncode} (see its log)")
         try:
             with urllib.request.urlopen(base + "/models", timeout=5) as r:
@@ -105,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-steps", type=int, default=12, help="tau run's step budget")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per system and problem")
     ap.add_argument("--work", help="keep the repositories and logs here (default: a temporary directory)")
+    ap.add_argument("--reuse-server", action="store_true",
+                    help="a tau serve started with TAU_RUNTIME_DIR=WORK/runtime already listens on --port: use it")
     args, model_flags = ap.parse_known_args(argv)
     order = [s.strip() for s in args.systems.split(",") if s.strip()]
     unknown = [s for s in order if s not in systems.SYSTEMS]
@@ -121,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     env = systems.tau_env(work / "runtime", work / "state")
     base = f"http://127.0.0.1:{args.port}/v1"
-    proc = _start_server(args.port, model_flags, env, work / "serve.log")
+    proc = None if args.reuse_server else _start_server(args.port, model_flags, env, work / "serve.log")
     rows: list[dict] = []
     try:
         model = _wait_ready(base, proc)
@@ -133,11 +135,12 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(row)
                 print(json.dumps(row), file=sys.stderr, flush=True)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        if proc is not None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
     summary = summarize(rows, order)
     result = {"problems": [problems[n].task_id for n in numbers], "model": model, "systems": order,
               "max_steps": args.max_steps, "summary": summary, "rows": rows}

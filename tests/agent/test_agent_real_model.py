@@ -43,15 +43,31 @@ def use_engine(engine, monkeypatch):
     return engine
 
 
-def test_edit_renames_a_function(tmp_path, monkeypatch, use_engine, capsys):
+MERGE = (
+    "def merge(a, b):\n"
+    '    """Merge dict b into a copy of a, recursively."""\n'
+    "    out = dict(a)\n"
+    "    for k, v in b.items():\n"
+    "        if isinstance(v, dict) and isinstance(out.get(k), dict):\n"
+    "            out[k] = merge(out[k], v)\n"
+    "        else:\n"
+    "            out[k] = v\n"
+    "    return out\n"
+)
+
+
+def test_edit_renames_a_function_and_its_recursive_call(tmp_path, monkeypatch, use_engine, capsys):
+    # SEARCH/REPLACE changed the call and not the def; the whole-file rewrite changes both
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "greet.py").write_text('def greet(name):\n    return "hello " + name\n\n\nprint(greet("bob"))\n')
-    code = main(["edit", "greet.py", "Rename the function greet to welcome, including where it is called.", "--yes", "--json"])
+    (tmp_path / "config.py").write_text(MERGE)
+    code = main(["edit", "config.py", "Rename the function merge to deep_merge, including its recursive call.",
+                 "--yes", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0, out
-    assert out["applied"] and out["files"] == ["greet.py"]
-    text = (tmp_path / "greet.py").read_text()
-    assert "def welcome(name):" in text and "greet" not in text
+    assert out["applied"] and out["files"] == ["config.py"] and out["edit_format"] == "whole"
+    text = (tmp_path / "config.py").read_text()
+    assert "def deep_merge(a, b):" in text and "out[k] = deep_merge(out[k], v)" in text, text
+    assert "merge(" not in text.replace("deep_merge(", "")
     assert out["stats"]["completion_tokens"] > 0 and out["stats"]["decode_tok_s"] > 0
 
 

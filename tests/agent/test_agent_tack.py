@@ -117,3 +117,12 @@ def test_tau_run_rename_changes_tack_then_renames_the_def_and_the_recursive_call
     text = (in_repo / "config.py").read_text()
     assert "def deep_merge(a, b):" in text and "out[k] = deep_merge(out.get(k, {}), v)" in text
     assert "merge(" not in text.replace("deep_merge(", "")
+
+
+def test_a_repeated_failing_command_keeps_its_output_and_gets_a_note(repo):
+    same = call("run_shell", command="echo boom; exit 3")
+    agent, rec = make_agent(ScriptedEngine([same, same, "It fails."]), repo, mode="full-auto")
+    agent.run_turn("run it")
+    first, second = (r.output for r in rec.of(ToolResultEvent))
+    assert "boom" in first and "already failed" not in first
+    assert second.startswith(first) and "already failed the same way before" in second
