@@ -114,5 +114,6 @@ def agent_rule(tool_names: Sequence[str]) -> str:
     """The system prompt's line on which edit tool to use for which file size."""
     if "write_file" not in tool_names or "edit_file" not in tool_names:
         return ""
-    return (f"\n- Which edit tool: rewrite a file of up to {WHOLE_MAX_LINES} lines whole with write_file"
-            " (every line, whole functions); use edit_file for longer files.")
+    return (f"\n- Which edit format: to change a file of up to {WHOLE_MAX_LINES} lines, write its path on one"
+            " line, then the whole new file in a fenced code block (every line, whole functions): tau applies"
+            " it as write_file. Use edit_file for longer files.")

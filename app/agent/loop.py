@@ -328,7 +328,7 @@ class Agent(JudgeMixin):
             return [], False
         calls: list[ToolCall] = []
         new_code = False
-        if not facts.edits and has_code_block(content):
+        if has_code_block(content):  # after an edit too: code that differs from the file now is a new change
             texts = workspace_texts(self.root, list_files(self.root))  # read once for both questions
             new_code = not only_quotes(content, texts)
             calls = self._shown_edit_calls(content, texts)

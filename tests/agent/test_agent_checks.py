@@ -100,3 +100,14 @@ def test_tau_run_exit_code_and_final_event_follow_the_check(in_repo, engines, ca
     final = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert code == 0 and final["status"] == "done" and final["check"]["passed"] is True
 
+
+
+def test_a_whole_file_in_a_fence_after_a_failed_check_is_written_and_checked(repo):
+    # the agent's format for small files: the path, then the whole new file in a fence
+    fixed = "calc.py\n```python\ndef add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n```"
+    engine = ScriptedEngine([WRONG, "Fixed add().", fixed, "Fixed add() now."])
+    agent, rec = make_agent(engine, _with_tests(repo), mode="full-auto", insist=True)
+    final = agent.run_turn("add() is wrong, fix it")
+    assert final.status == "done" and final.check["passed"] is True, final
+    assert [c.name for c in rec.of(ToolCallEvent)] == ["edit_file", "run_shell", "edit_file", "run_shell"]  # per definition
+    assert "return a + b" in (repo / "calc.py").read_text()
