@@ -68,10 +68,20 @@ class CostCurve:
     def relative(self, n: int) -> float:
         """n rows over one row. The policy asks this for every window of every pass, so the
         interpolation is tabled (on a GPU a pass takes about 2 ms and the policy must not eat it)."""
+        t = self.table()
+        return t[n] if n < len(t) else self._relative(n)
+
+    @property
+    def scale(self) -> float:
+        """Seconds of one row now."""
+        return self._scale
+
+    def table(self) -> list[float]:
+        """Relative costs by n for n up to MAX_WINDOW + 1 (index 0 unused); do not modify."""
         t = self._table
         if not t:
             t = self._table = [0.0] + [self._relative(i) for i in range(1, MAX_WINDOW + 2)]
-        return t[n] if n < len(t) else self._relative(n)
+        return t
 
     def _retable(self, n: int) -> None:
         """Redo the table where point n's move shows: between its neighbours, and past the
@@ -136,32 +146,49 @@ class Acceptance:
         self.prior_weight = prior_weight
         self.decay = decay
         self._c: dict[tuple[str, int], _Counts] = {}
+        self._cache: dict[tuple[str, int], dict[int, list[float]]] = {}  # rates() by key, then n
 
     def rates(self, drafter: str, bucket: int, n: int) -> list[float]:
-        c = self._c.get((drafter, bucket))
-        prior = self.prior if self.prior is not None else self.BUCKET_PRIORS.get(bucket, 0.5)
+        """Estimates for positions 0..n-1 (the caller must not modify the list: it is cached until
+        the key's evidence changes, since the policy asks every pass and evidence moves rarely)."""
         n = min(n, MAX_WINDOW)
+        by_n = self._cache.setdefault((drafter, bucket), {})
+        hit = by_n.get(n)
+        if hit is None:
+            hit = by_n[n] = self._rates(self._c.get((drafter, bucket)), bucket, n)
+        return hit
+
+    def _rates(self, c: _Counts | None, bucket: int, n: int) -> list[float]:
+        prior = self.prior if self.prior is not None else self.BUCKET_PRIORS.get(bucket, 0.5)
         if c is None:
             return [prior] * n
         w = self.prior_weight
         out: list[float] = []
         base = prior
+        reached_at, accepted_at = c.reached, c.accepted
+        # prefix sums: the pool over positions j..i is a difference of two of them
+        cum_r = [0.0]
+        cum_a = [0.0]
         for i in range(n):
-            r = c.reached[i] + w
-            out.append((c.accepted[i] + w * base) / r if r > 0 else base)
+            cum_r.append(cum_r[-1] + reached_at[i])
+            cum_a.append(cum_a[-1] + accepted_at[i])
+        j = 0  # the pool's first position: the largest that keeps POOL_POSITIONS and POOL_EVIDENCE
+        for i in range(n):
+            r = reached_at[i] + w
+            out.append((accepted_at[i] + w * base) / r if r > 0 else base)
             # the next position's base: the last POOL_POSITIONS positions pooled, reaching
             # further back while they hold less than POOL_EVIDENCE passes
-            acc = reached = 0.0
-            j = i + 1
-            while j > 0 and (i + 1 - j < POOL_POSITIONS or reached < POOL_EVIDENCE):
-                j -= 1
-                acc += c.accepted[j]
-                reached += c.reached[j]
+            top = i + 1
+            while j + 1 <= top - POOL_POSITIONS and cum_r[top] - cum_r[j + 1] >= POOL_EVIDENCE:
+                j += 1
+            reached = cum_r[top] - cum_r[j]
+            acc = cum_a[top] - cum_a[j]
             base = (acc + w * base) / (reached + w) if reached + w > 0 else base
         return out
 
     def update(self, drafter: str, bucket: int, drafted: int, accepted: int) -> None:
         c = self._c.setdefault((drafter, bucket), _Counts())
+        self._cache.pop((drafter, bucket), None)  # only this key's counts move
         d = self.decay
         for i in range(MAX_WINDOW):
             c.reached[i] *= d
@@ -176,6 +203,7 @@ class Acceptance:
     def discount(self, prefix: str, factor: float) -> None:
         """Weigh the evidence of keys starting with ``prefix`` by ``factor`` (a new request: what a
         model drafter accepted on the last workload says less about this one)."""
+        self._cache.clear()
         for (name, _), c in self._c.items():
             if name.startswith(prefix):
                 c.reached = [r * factor for r in c.reached]
@@ -214,14 +242,21 @@ def choose_window(
 ) -> Choice:
     """Best k in 0..max_k (0 unless it beats plain by ``margin``). draft_cost: seconds per drafted
     token; fixed_cost: seconds the pass pays whatever k (a model drafter catching up with the history)."""
-    t1 = curve.cost(1)
-    best = Choice(0, 1.0)
+    # in units of one row (the scale cancels): the loop runs for every window of every pass
+    scale = curve.scale
+    rel = curve.table()
+    n_top = min(max_k, len(rates))
+    if n_top + 1 >= len(rel):
+        rel = rel + [curve.relative(n) for n in range(len(rel), n_top + 2)]
+    per = draft_cost / scale
+    fixed = fixed_cost / scale
+    unit = rel[1]
+    best_k, best = 0, 1.0
     e, run = 1.0, 1.0  # expected_tokens(rates, k), kept as k grows
-    for k in range(1, min(max_k, len(rates)) + 1):
+    for k in range(1, n_top + 1):
         run *= rates[k - 1]
         e += run
-        t = curve.cost(k + 1) + k * draft_cost + fixed_cost
-        gain = e / t * t1
-        if gain > best.gain:
-            best = Choice(k, gain)
-    return best if best.gain > 1.0 + margin else Choice(0, 1.0)
+        gain = e * unit / (rel[k + 1] + k * per + fixed)
+        if gain > best:
+            best_k, best = k, gain
+    return Choice(best_k, best) if best > 1.0 + margin else Choice(0, 1.0)

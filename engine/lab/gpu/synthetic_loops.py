@@ -29,6 +29,7 @@ class ConditionalAcceptance(Acceptance):
 
     def update(self, drafter: str, bucket: int, drafted: int, accepted: int) -> None:
         c = self._c.setdefault((drafter, bucket), _Counts())
+        self._cache.pop((drafter, bucket), None)  # rates() are cached until the counts move
         for i in range(MAX_WINDOW):
             c.reached[i] *= self.decay
             c.accepted[i] *= self.decay
