@@ -41,6 +41,7 @@ class CostCurve:
         self._rel = {n: v / base for n, v in sorted(seconds.items())}
         self._scale = base
         self._table: list[float] = []  # relative cost by n (interpolated), rebuilt when the shape moves
+        self._floor: list[float] = []  # suffix minima of the table, rebuilt with it
 
     @property
     def points(self) -> dict[int, float]:
@@ -83,10 +84,23 @@ class CostCurve:
             t = self._table = [0.0] + [self._relative(i) for i in range(1, MAX_WINDOW + 2)]
         return t
 
+    def floor(self) -> list[float]:
+        """floor()[n]: the least relative cost of any n' >= n in the table (bounds what a wider
+        window can cost, so the window choice can stop early)."""
+        f = self._floor
+        if not f:
+            t = self.table()
+            f = list(t)
+            for n in range(len(f) - 2, 0, -1):
+                f[n] = min(f[n], f[n + 1])
+            self._floor = f
+        return f
+
     def _retable(self, n: int) -> None:
         """Redo the table where point n's move shows: between its neighbours, and past the
         last point when n is one of the two the extrapolation runs through."""
         t = self._table
+        self._floor = []
         if not t:
             return
         xs = list(self._rel)
@@ -246,11 +260,14 @@ def choose_window(
     scale = curve.scale
     rel = curve.table()
     n_top = min(max_k, len(rates))
-    if n_top + 1 >= len(rel):
+    floor = curve.floor()
+    early = n_top + 2 < len(rel)  # past the table (a window beyond MAX_WINDOW) there is no floor
+    if not early:
         rel = rel + [curve.relative(n) for n in range(len(rel), n_top + 2)]
     per = draft_cost / scale
     fixed = fixed_cost / scale
     unit = rel[1]
+    bar = 1.0 + margin  # a window must beat this, and then the best so far
     best_k, best = 0, 1.0
     e, run = 1.0, 1.0  # expected_tokens(rates, k), kept as k grows
     for k in range(1, n_top + 1):
@@ -259,4 +276,8 @@ def choose_window(
         gain = e * unit / (rel[k + 1] + k * per + fixed)
         if gain > best:
             best_k, best = k, gain
-    return Choice(best_k, best) if best > 1.0 + margin else Choice(0, 1.0)
+        # rates are at most 1: no wider window expects more than e + run per extra token, nor
+        # costs less than the table's floor beyond k + 1, so once that cannot win, stop
+        if early and (e + run * (n_top - k)) * unit * (1.0 + 1e-12) <= max(bar, best) * (floor[k + 2] + (k + 1) * per + fixed):
+            break
+    return Choice(best_k, best) if best > bar else Choice(0, 1.0)
