@@ -67,6 +67,7 @@ class NgramDrafter:
         self._last_run = 0  # output tokens that have matched it so far
         self._last_follows = False  # it was drafted from the anchor (a step along the same copy)
         self._anchor_start = 0  # history length where the output began following the anchor's copy
+        self._synced: Sequence[int] | None = None  # the history list last synced with (a reference)
 
     # -- sources ---------------------------------------------------------------------------
     def add_source(self, key: str, tokens: Sequence[int]) -> None:
@@ -128,7 +129,10 @@ class NgramDrafter:
     def _sync_history(self, history: Sequence[int]) -> list[int]:
         hist = self._sources[HISTORY]
         n = len(hist)
-        if n and (len(history) < n or history[n - 1] != hist[n - 1] or list(history[:n]) != hist):
+        # the decoder passes the same list every pass, only ever appended to: comparing its whole
+        # prefix again would cost O(history) a pass
+        grown = history is self._synced and len(history) >= n and (not n or history[n - 1] == hist[n - 1])
+        if n and not grown and (len(history) < n or history[n - 1] != hist[n - 1] or list(history[:n]) != hist):
             # a different sequence: keep the common prefix (stale entries are filtered on use)
             common = 0
             m = min(n, len(history))
@@ -140,12 +144,14 @@ class NgramDrafter:
             hist.extend(history[n:])
             # keys ending at positions >= n (new continuations) need the old tail too
             self._index_range(HISTORY, hist, max(0, n - 1))
+        self._synced = history
         return hist
 
     # -- Drafter protocol ----------------------------------------------------------------
     def reset(self) -> None:
         with self._lock:
             self._sources[HISTORY] = []
+            self._synced = None
             self._anchor = self._last = None
             self._last_run = self._anchor_start = 0
 
@@ -196,9 +202,14 @@ class NgramDrafter:
         src = self._sources[sid]
         if h == len(hist):  # in step with the copy: its continuation, whatever the index says
             return self._draft(sid, pos, hist, max_len, resync=True) if pos < len(src) else None
-        # the output departed from the copy: find its last tokens near where it left
-        scored = ((match_back(src, p, hist, RESYNC_KEY), -abs(p - pos), p)
-                  for p in range(max(1, pos - RESYNC_BEHIND), min(len(src), pos + RESYNC_AHEAD)))
+        # the output departed from the copy: find its last tokens near where it left (a place needs
+        # two of them to count at all, so only those are scored: this runs every pass until it resumes)
+        if len(hist) < 2:
+            return None
+        last, prev = hist[-1], hist[-2]
+        places = [p for p in range(max(2, pos - RESYNC_BEHIND), min(len(src), pos + RESYNC_AHEAD))
+                  if src[p - 1] == last and src[p - 2] == prev]
+        scored = ((match_back(src, p, hist, RESYNC_KEY), -abs(p - pos), p) for p in places)
         matched, neg_dist, best = max(scored, key=lambda t: t[:2], default=(0, 0, -1))  # ties: the earlier place
         departed = len(hist) - h  # output tokens since the copy was left
         if matched < (2 if departed <= 8 and -neg_dist <= departed + 4 else 3):
