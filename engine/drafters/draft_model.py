@@ -26,17 +26,37 @@ class DraftModelDrafter(ModelDrafterBase):
         self.ctx = ctx
         self.kv: list[int] = []
         self.min_confidence = min_confidence
+        self._kv_version = 0  # bumped whenever kv changes
+        # lag()'s last answer: (history, kv list, kv version, history length, common prefix)
+        self._lag_memo: tuple[Sequence[int], list[int], int, int, int] | None = None
 
     def reset(self) -> None:
         self.ctx.truncate(0)
         self.kv.clear()
+        self._kv_version += 1
 
     def lag(self, history: Sequence[int]) -> int:
         """History tokens a sync would decode: all after the prefix its KV shares with ``history``
-        (a server's next request from another conversation shares only the system prompt)."""
-        return len(history) - common_prefix(self.kv, history)
+        (a server's next request from another conversation shares only the system prompt).
+
+        The policy asks every pass while the drafter sits out; the decoder's history list only
+        grows, so the shared prefix is extended over the new tokens, not compared whole again."""
+        n = len(history)
+        memo = self._lag_memo
+        if (memo is not None and memo[0] is history and memo[1] is self.kv and memo[2] == self._kv_version
+                and 0 < memo[3] <= n):
+            seen, common = memo[3], memo[4]
+            if common == seen:  # all it saw matched: the new tokens may match further
+                kv = self.kv
+                while common < n and common < len(kv) and kv[common] == history[common]:
+                    common += 1
+        else:
+            common = common_prefix(self.kv, history)
+        self._lag_memo = (history, self.kv, self._kv_version, n, common)
+        return n - common
 
     def _sync(self, history: Sequence[int]) -> tuple[np.ndarray, int]:
+        self._kv_version += 1
         common = common_prefix(self.kv, history)
         if common == len(history):
             common -= 1
@@ -94,5 +114,6 @@ class DraftModelDrafter(ModelDrafterBase):
             if i + 1 < max_len:
                 logits = self.ctx.decode([t], len(self.kv), all_logits=False)[-1]
                 self.kv.append(t)
+                self._kv_version += 1
         self.charge(time.perf_counter() - t0, len(toks), catch_s, caught)
         return Draft(tuple(toks), self.name, np.stack(qs) if qs else None)
