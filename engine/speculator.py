@@ -178,10 +178,11 @@ class Speculator:
                 return choice.k
         if slot.lookup:
             return 0  # its unverified proposals are checked against plain passes for free (engine.shadow)
-        if cost > 0 and choose_window(curve, [OPTIMISTIC_RATE] * max_k, max_k, cost).k == 0:
-            return 0  # even a drafter that predicts well would not pay on this hardware: no probes
         slot.shelved_passes += 1
         if slot.shelved_passes >= PROBE_EVERY:  # keep the estimate honest: probe now and then
+            if cost > 0 and choose_window(curve, [OPTIMISTIC_RATE] * max_k, max_k, cost).k == 0:
+                slot.shelved_passes = 0  # even a drafter that predicts well would not pay on this hardware
+                return 0
             k = min(PROBE_WINDOW, max_k)
             probe_s = catch + k * cost + curve.cost(k + 1) - curve.cost(1)
             if probe_s > PROBE_SHARE * slot.shelved_passes * curve.cost(1):
