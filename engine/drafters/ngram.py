@@ -142,8 +142,9 @@ class NgramDrafter:
             n = common
         if len(history) > n:
             hist.extend(history[n:])
-            # keys ending at positions >= n (new continuations) need the old tail too
-            self._index_range(HISTORY, hist, max(0, n - 1))
+            # only keys ending at positions >= n have new continuations (they read the old tail);
+            # those ending before were indexed when their continuation arrived
+            self._index_range(HISTORY, hist, n)
         self._synced = history
         return hist
 
