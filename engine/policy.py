@@ -137,6 +137,7 @@ def confidence_bucket(confidence: int, resync: bool = False) -> int:
 class _Counts:
     reached: list[float] = field(default_factory=lambda: [0.0] * MAX_WINDOW)
     accepted: list[float] = field(default_factory=lambda: [0.0] * MAX_WINDOW)
+    depth: int = 0  # positions ever reached: the rest are 0 and need no decay
 
 
 class Acceptance:
@@ -204,15 +205,18 @@ class Acceptance:
         c = self._c.setdefault((drafter, bucket), _Counts())
         self._cache.pop((drafter, bucket), None)  # only this key's counts move
         d = self.decay
-        for i in range(MAX_WINDOW):
-            c.reached[i] *= d
-            c.accepted[i] *= d
+        reached, acc = c.reached, c.accepted
+        for i in range(c.depth):  # a shadow settles every pass or two on new code: decay only what holds counts
+            reached[i] *= d
+            acc[i] *= d
         # positions after the first rejection were never reached: counting them would
         # make the conditional rates decay with position and shrink every window
-        for i in range(min(drafted, accepted + 1, MAX_WINDOW)):
-            c.reached[i] += 1
+        top = min(drafted, accepted + 1, MAX_WINDOW)
+        for i in range(top):
+            reached[i] += 1
             if i < accepted:
-                c.accepted[i] += 1
+                acc[i] += 1
+        c.depth = max(c.depth, top)
 
     def discount(self, prefix: str, factor: float) -> None:
         """Weigh the evidence of keys starting with ``prefix`` by ``factor`` (a new request: what a
