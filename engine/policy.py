@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 MAX_WINDOW = 64
 # An acceptance estimate shrinks towards the rate pooled over the positions just before it:
@@ -182,11 +183,8 @@ class Acceptance:
         base = prior
         reached_at, accepted_at = c.reached, c.accepted
         # prefix sums: the pool over positions j..i is a difference of two of them
-        cum_r = [0.0]
-        cum_a = [0.0]
-        for i in range(n):
-            cum_r.append(cum_r[-1] + reached_at[i])
-            cum_a.append(cum_a[-1] + accepted_at[i])
+        cum_r = list(accumulate(reached_at[:n], initial=0.0))
+        cum_a = list(accumulate(accepted_at[:n], initial=0.0))
         j = 0  # the pool's first position: the largest that keeps POOL_POSITIONS and POOL_EVIDENCE
         for i in range(n):
             r = reached_at[i] + w
