@@ -60,6 +60,34 @@ def check_nudge(command: str, exit_code: int | None, output: str, ran_by_tau: bo
     )
 
 
+_RENAME = re.compile(
+    r"\brename\s+(?:the\s+)?(?:function|method|class|variable|constant|field|attribute)?\s*`?([A-Za-z_]\w*)`?(?:\(\))?"
+    r"\s+to\s+`?([A-Za-z_]\w*)`?",
+    re.I,
+)
+
+
+def rename_asked(task: str) -> tuple[str, str] | None:
+    """(old, new) when the task asks to rename ``old`` to ``new``."""
+    m = _RENAME.search(task or "")
+    return (m.group(1), m.group(2)) if m and m.group(1) != m.group(2) else None
+
+
+def rename_leftovers(old: str, texts: dict[str, str], limit: int = 12) -> list[str]:
+    """``path:N: line`` for each line of the files where ``old`` is still a whole word."""
+    word = re.compile(rf"(?<![\w.]){re.escape(old)}\b")
+    hits = [f"{path}:{i}: {ln.strip()}" for path, text in sorted(texts.items())
+            for i, ln in enumerate(text.splitlines(), 1) if word.search(ln)]
+    return hits[:limit]
+
+
+def rename_nudge(old: str, new: str, hits: list[str]) -> str:
+    return (
+        f"`{old}` is still there, and the task renames it to `{new}` everywhere:\n" + "\n".join(hits)
+        + "\nRename these too (edit_file with replace_all, or rewrite the file whole), then answer."
+    )
+
+
 @dataclass
 class TurnFacts:
     edits: int = 0  # successful file edits this turn

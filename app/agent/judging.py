@@ -14,9 +14,11 @@ from app.agent import toolbox
 from app.agent.checks import CheckState
 from app.agent.confined import read_confined
 from app.agent.exits import Cancelled
-from app.agent.finish import TurnFacts, check_nudge
+from app.agent.finish import MAX_NUDGES, TurnFacts, check_nudge, rename_asked, rename_leftovers, rename_nudge
 from app.agent.repeats import change_tack
+from app.agent.repomap import list_files
 from app.agent.shell_setup import shell_options
+from app.agent.shown_code import workspace_texts
 from app.agent.toolcalls import ToolCall
 from app.events import Final, Notice, ToolCallEvent, ToolResultEvent
 from tools.base import ToolContext, ToolResult
@@ -43,6 +45,14 @@ class JudgeMixin:
     _next_id: Callable[[], int]
 
     mode: str
+    def _rename_gate(self, task: str) -> str | None:
+        """A rename the task asked for that left the old name in the workspace is not done."""
+        asked = rename_asked(task) if self._facts.edits and self._facts.nudges < MAX_NUDGES else None
+        if asked is None:
+            return None
+        hits = rename_leftovers(asked[0], workspace_texts(self.root, list_files(self.root)))
+        return rename_nudge(*asked, hits) if hits else None
+
     def _check_gate(self) -> str | None:
         """A job's answer stands only when its check passes after the last edit: run it when it
         has not run since (an explicit check even without edits); the push-back if it fails."""

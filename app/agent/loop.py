@@ -86,6 +86,7 @@ class Agent(JudgeMixin):
         self._check: CheckState | None = None
         self._repeats = RepeatGuard()
         self._wants_change = False
+        self._task = ""
         self.approver, self.on_event = approver, on_event
         self.tools = toolbox.default_tools() if tools is None else list(tools)
         self._by_name = {t.name: t for t in self.tools}
@@ -137,6 +138,7 @@ class Agent(JudgeMixin):
         self.undo_journal.begin_turn()
         self._facts, self._repeats = TurnFacts(), RepeatGuard()
         self._wants_change = self.insist or asks_for_change(text)
+        self._task = text
         files = list_files(self.root)
         first = not any(m.get("role") == "user" for m in self.messages)
         content, attached = attach_files(self.root, text, files, whole_small_workspace=self.insist and first)
@@ -206,8 +208,9 @@ class Agent(JudgeMixin):
                 return
             self._add({"role": "assistant", "content": reply.strip()})
             self._emit(AssistantMessage(parsed.content))
-            nudge = (premature(self._facts, new_code, example=self._edit_example(), files=tuple(list_files(self.root)[:8]))
-                     if self.insist else None) or self._promise_nudge(parsed.content) or self._check_gate()
+            nudge = ((premature(self._facts, new_code, example=self._edit_example(), files=tuple(list_files(self.root)[:8]))
+                      if self.insist else None) or self._promise_nudge(parsed.content)
+                     or self._rename_gate(self._task) or self._check_gate())
             if nudge is None:
                 raise Finished(parsed.content)
             self._facts.nudges += 1

@@ -126,3 +126,20 @@ def test_a_repeated_failing_command_keeps_its_output_and_gets_a_note(repo):
     first, second = (r.output for r in rec.of(ToolResultEvent))
     assert "boom" in first and "already failed" not in first
     assert second.startswith(first) and "already failed the same way before" in second
+
+
+def test_a_rename_that_left_the_old_name_is_pushed_back(repo):
+    # what the 1.5B model did through tau run: renamed the def, not the recursive call, and stopped
+    (repo / "config.py").write_text(CONFIG)
+    engine = ScriptedEngine([
+        call("edit_file", path="config.py", search="def merge(a, b):", replace="def deep_merge(a, b):"),
+        "Renamed merge to deep_merge.",
+        call("edit_file", path="config.py", search="merge(out.get", replace="deep_merge(out.get"),
+        "Renamed both.",
+    ])
+    agent, _ = make_agent(engine, repo, insist=True)
+    final = agent.run_turn("Rename the function merge to deep_merge, including its recursive call.")
+    assert final.status == "done" and final.message == "Renamed both."
+    assert "config.py:5: out[k] = merge(out.get(k, {}), v)" in engine.prompts[2]
+    text = (repo / "config.py").read_text()
+    assert "def deep_merge(a, b):" in text and "deep_merge(out.get" in text
