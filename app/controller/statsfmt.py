@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from engine.types import GenStats, ceiling_fraction, tau
+from engine.types import GenStats, ceiling_fraction
 
 BLOCKS = "▁▂▃▄▅▆▇█"
 
@@ -100,43 +100,19 @@ def status_line(fields: Sequence[StatusField]) -> str:
 
 @dataclass
 class TurnTotals:
-    """The generations of one user turn, summed."""
+    """The generations of one user turn: their count and their stats summed (GenStats + GenStats)."""
 
     prompt: str = ""
     generations: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    decode_s: float = 0.0
-    wall_s: float = 0.0
-    verify_passes: int = 0
-    emitted_tokens: int = 0  # tau's numerator (engine.types.tau)
-    drafted: dict[str, int] = field(default_factory=dict)
-    accepted: dict[str, int] = field(default_factory=dict)
+    stats: GenStats = field(default_factory=GenStats)
 
     def add(self, s: GenStats) -> None:
         self.generations += 1
-        self.prompt_tokens += s.prompt_tokens
-        self.completion_tokens += s.completion_tokens
-        self.decode_s += s.decode_s
-        self.wall_s += s.wall_s
-        self.verify_passes += s.verify_passes
-        self.emitted_tokens += s.emitted
-        for k, v in s.drafted.items():
-            self.drafted[k] = self.drafted.get(k, 0) + v
-        for k, v in s.accepted.items():
-            self.accepted[k] = self.accepted.get(k, 0) + v
-
-    @property
-    def decode_tok_s(self) -> float:
-        return self.completion_tokens / self.decode_s if self.decode_s > 0 else 0.0
-
-    @property
-    def wall_tok_s(self) -> float:
-        return self.completion_tokens / self.wall_s if self.wall_s > 0 else 0.0
+        self.stats = self.stats + s
 
     @property
     def tau(self) -> float:
-        return tau(self.emitted_tokens, self.verify_passes)
+        return self.stats.tau
 
 
 @dataclass
@@ -164,24 +140,16 @@ class SessionStats:
         tot = TurnTotals()
         for t in self.turns:
             tot.generations += t.generations
-            tot.prompt_tokens += t.prompt_tokens
-            tot.completion_tokens += t.completion_tokens
-            tot.decode_s += t.decode_s
-            tot.wall_s += t.wall_s
-            tot.verify_passes += t.verify_passes
-            tot.emitted_tokens += t.emitted_tokens
-            for k, v in t.drafted.items():
-                tot.drafted[k] = tot.drafted.get(k, 0) + v
-            for k, v in t.accepted.items():
-                tot.accepted[k] = tot.accepted.get(k, 0) + v
+            tot.stats = tot.stats + t.stats
         return tot
 
     def report(self, plot_width: int = 40) -> str:
         """A plain-text report: totals, drafters and per-turn plots."""
-        tot = self.totals()
+        total = self.totals()
+        tot = total.stats
         turns = self.measured
         lines = [
-            f"turns {len(turns)}   generations {tot.generations}   "
+            f"turns {len(turns)}   generations {total.generations}   "
             f"prompt tokens {human_tokens(tot.prompt_tokens)}   completion tokens {human_tokens(tot.completion_tokens)}",
             f"decode {tot.decode_tok_s:.1f} tok/s   wall {tot.wall_tok_s:.1f} tok/s   τ {tot.tau:.2f}"
             + (f"   ceiling {ceiling_fraction(tot.decode_tok_s, self.ceiling_tok_s):.0%} of {self.ceiling_tok_s:.0f} tok/s" if self.ceiling_tok_s > 0 else ""),
@@ -196,8 +164,8 @@ class SessionStats:
                 lines.append(f"  {name:<8} drafted {d:>6}  accepted {a:>6}  ({a / d if d else 0:.0%})")
         if turns:
             lines.append("")
-            lines.extend(plot_rows("decode tok/s", [t.decode_tok_s for t in turns], plot_width, "{:.1f}"))
-            lines.extend(plot_rows("wall tok/s", [t.wall_tok_s for t in turns], plot_width, "{:.1f}"))
+            lines.extend(plot_rows("decode tok/s", [t.stats.decode_tok_s for t in turns], plot_width, "{:.1f}"))
+            lines.extend(plot_rows("wall tok/s", [t.stats.wall_tok_s for t in turns], plot_width, "{:.1f}"))
             lines.extend(plot_rows("τ", [t.tau for t in turns], plot_width, "{:.2f}"))
         else:
             lines.append("")

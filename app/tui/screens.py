@@ -129,7 +129,8 @@ class StatsScreen(PanelScreen):
 
     def _body(self) -> RenderableType:
         s = self.session
-        tot = s.totals()
+        total = s.totals()
+        tot = total.stats
         turns = s.measured
         key = theme_color(self, "primary", "#5FAFFF")
         good = theme_color(self, "success", "#5FD787")
@@ -139,7 +140,7 @@ class StatsScreen(PanelScreen):
         head.append("turns ", style=muted)
         head.append(str(len(turns)))
         head.append("   generations ", style=muted)
-        head.append(str(tot.generations))
+        head.append(str(total.generations))
         head.append("   prompt tokens ", style=muted)
         head.append(str(tot.prompt_tokens))
         head.append("   completion tokens ", style=muted)
@@ -170,8 +171,8 @@ class StatsScreen(PanelScreen):
         if turns:
             width = 60
             for title, vals, fmt in (
-                ("decode tok/s", [t.decode_tok_s for t in turns], "{:.1f}"),
-                ("wall tok/s", [t.wall_tok_s for t in turns], "{:.1f}"),
+                ("decode tok/s", [t.stats.decode_tok_s for t in turns], "{:.1f}"),
+                ("wall tok/s", [t.stats.wall_tok_s for t in turns], "{:.1f}"),
                 ("τ per turn", [t.tau for t in turns], "{:.2f}"),
             ):
                 for row in plot_rows(title, vals, width, fmt):
@@ -183,7 +184,7 @@ class StatsScreen(PanelScreen):
             for i, t in enumerate(turns[-12:], start=max(1, len(turns) - 11)):
                 prompt = clip_lines(t.prompt.replace("\n", " "), 1)[:40]
                 plots.append(
-                    f"\n  {i:>2}  {t.decode_tok_s:>7.1f} tok/s  τ {t.tau:>4.2f}  {t.completion_tokens:>6} tok  {prompt}"
+                    f"\n  {i:>2}  {t.stats.decode_tok_s:>7.1f} tok/s  τ {t.tau:>4.2f}  {t.stats.completion_tokens:>6} tok  {prompt}"
                 )
         else:
             plots.append("\n\nno generations yet", style=muted)

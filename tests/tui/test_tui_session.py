@@ -236,7 +236,7 @@ async def test_stats_panel_and_stream_with_frozen_stats(repo: Path) -> None:
         assert "ceiling 40%" in bar and "qwen2.5-coder-1.5b + qwen2.5-coder-0.5b" in bar
         await pilot.press("f2")
         await until(pilot, lambda: isinstance(app.screen, StatsScreen))
-        assert app.session.stats.totals().completion_tokens == 96
+        assert app.session.stats.totals().stats.completion_tokens == 96
         await pilot.press("escape")
 
 

@@ -101,9 +101,9 @@ def test_session_stats_per_turn() -> None:
     st.add(GenStats(completion_tokens=90, decode_s=1.0, wall_s=1.0, verify_passes=30, ceiling_tok_s=180.0))
     st.start_turn("cancelled before any token")
     turns = st.measured
-    assert [t.decode_tok_s for t in turns] == [50.0, 90.0]
+    assert [t.stats.decode_tok_s for t in turns] == [50.0, 90.0]
     assert [t.tau for t in turns] == [2.0, 3.0]
-    assert st.totals().completion_tokens == 190
+    assert st.totals().stats.completion_tokens == 190
     report = st.report()
     assert "turns 2" in report and "τ 2.38" in report and "ceiling" in report
     assert "▅█" in report  # decode tok/s per turn
