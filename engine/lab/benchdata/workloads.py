@@ -97,6 +97,12 @@ def _long_run() -> Workload:
     return long_run()
 
 
+def _heldout() -> tuple[Workload, ...]:
+    from engine.lab.benchdata.heldout import HELDOUT  # its own module (it builds on this one's helpers)
+
+    return HELDOUT
+
+
 SUITES: dict[str, tuple[Workload, ...]] = {
     "quick": (EDIT_PY,),
     "edits": (EDIT_PY, EDIT_TS, EDIT_GO),
@@ -105,4 +111,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "new": (NEW_CODE,),
     "peer": (EDIT_PY, EDIT_TS, NEW_CODE),  # the side-by-side table against llama-server (--peer-server)
     "long": (_long_run(),),  # one engine serving about forty varied requests in a row
+    "heldout": _heldout(),  # written after tuning ended: edits and new code the engine was never tuned on
 }

@@ -1,0 +1,29 @@
+"""Held-out workloads (``--suite heldout``), written after the engine's tuning ended and never used
+to tune it: a Python edit, a JavaScript edit and new code, in the same form as the bench's own."""
+
+from __future__ import annotations
+
+from engine.lab.benchdata.workloads import SYSTEM, Workload, _edit
+
+HELDOUT_PY = _edit(
+    "heldout-python", "scheduler.py", "python",
+    "Add a method `pending(self) -> list[str]` after `ready` that returns the names of the jobs not yet done, "
+    "highest priority first, and make `add` raise SchedulerError when `depends_on` names a job that does not exist.",
+)
+HELDOUT_JS = _edit(
+    "heldout-javascript", "emitter.js", "javascript",
+    "Rename the method `listenerCount` to `count`, and make `off` remove wildcard handlers too when the event is \"*\".",
+)
+HELDOUT_NEW = Workload(
+    "heldout-new-code", "new",
+    ((
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": (
+            "Write a Python module `trie.py` with a class `Trie` that supports `insert(word)`, `contains(word)`, "
+            "`starts_with(prefix) -> list[str]` (sorted), `remove(word) -> bool` and `__len__`, with docstrings and "
+            "type hints. Then write pytest tests for it."
+        )},
+    ),),
+    max_tokens=512,
+)
+HELDOUT = (HELDOUT_PY, HELDOUT_JS, HELDOUT_NEW)
