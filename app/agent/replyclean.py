@@ -9,15 +9,12 @@ The markers of every family are app.wire's (``app.wire.visible``).
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Collection
 
 from app.agent.toolcalls import ToolCall
+from app.wire.calls import embedded
 from app.wire.visible import NEXT_TURN as _NEXT_TURN  # every family's markers live in app.wire
 from app.wire.visible import STRAY_MARKERS as _MARKERS
-
-_CALL_START = re.compile(r'\{\s*"name"\s*:')
 
 
 def strip_markup(text: str) -> str:
@@ -35,21 +32,5 @@ def has_markup(text: str) -> bool:
 def embedded_calls(text: str, known: Collection[str]) -> tuple[str, list[ToolCall]]:
     """Tool calls written as bare JSON objects inside prose (``{"name": "edit_file",
     "arguments": {...}}``), naming known tools; returns the prose without them and the calls."""
-    decoder = json.JSONDecoder()
-    calls: list[ToolCall] = []
-    spans: list[tuple[int, int]] = []
-    pos = 0
-    while (m := _CALL_START.search(text, pos)) is not None:
-        try:
-            obj, end = decoder.raw_decode(text, m.start())
-        except json.JSONDecodeError:
-            pos = m.end()
-            continue
-        args = obj.get("arguments", obj.get("parameters")) if isinstance(obj, dict) else None
-        if isinstance(obj.get("name"), str) and obj["name"] in known and isinstance(args, dict):
-            calls.append(ToolCall(obj["name"], args))
-            spans.append((m.start(), end))
-        pos = end
-    for a, b in reversed(spans):
-        text = text[:a] + text[b:]
-    return text.strip(), calls
+    found = embedded(text, known)
+    return (text.strip(), []) if found is None else (found.content, list(found.calls))

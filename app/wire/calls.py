@@ -183,7 +183,7 @@ def _bare(text: str, known: Collection[str] | None) -> ParsedReply | None:
 _CALL_START = re.compile(r'\{\s*"name"\s*:')
 
 
-def _embedded(text: str, known: Collection[str] | None) -> ParsedReply | None:
+def embedded(text: str, known: Collection[str] | None) -> ParsedReply | None:
     """Call objects naming a known tool written inside prose (Llama's JSON after a sentence)."""
     if known is None:
         return None
@@ -215,7 +215,7 @@ def parse_calls(text: str, known: Collection[str] | None, finders: Sequence[Find
         found = find(text)
         if found:
             return _native(text, found, known)
-    return (_fenced(text, known) or _bare(text, known) or _embedded(text, known)
+    return (_fenced(text, known) or _bare(text, known) or embedded(text, known)
             or ParsedReply(text.strip(), [], []))
 
 
