@@ -1,10 +1,11 @@
 """``tau bench`` on any GGUF pair through the engine alone, for a GPU machine that has
 llama-cpp-python and numpy but not the app's dependencies (no package index there).
 
-    python -m engine.lab.gpu.real_bench TARGET.gguf DRAFT.gguf|none SUITE CONFIGS ROUNDS OUT.json
+    python -m engine.lab.gpu.real_bench TARGET.gguf DRAFT.gguf|none SUITE CONFIGS ROUNDS OUT.json [LLAMA_SERVER]
 
-Prints the same table as ``tau bench`` and writes the same JSON (cache and llama.cpp log
-in /tmp/tau-cache).
+Prints the same tables as ``tau bench`` (with ``--peer-server`` when LLAMA_SERVER, a llama-server
+binary built from the same llama.cpp tree, is given) and writes the same JSON (cache and
+llama.cpp log in /tmp/tau-cache).
 """
 
 from __future__ import annotations
@@ -12,33 +13,44 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 
 from engine import backend  # noqa: F401  (llama_cpp before numpy)
 from engine.config import EngineConfig
 from engine.lab.bench import run_bench
-from engine.lab.benchreport import format_table, results_json
+from engine.lab.benchdata.workloads import SUITES
+from engine.lab.benchpeer import attach_peers, run_llama_server
+from engine.lab.benchreport import format_peer_table, format_table, results_json
 from engine.local import LocalEngine
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 6:
+    if len(argv) not in (6, 7):
         print(__doc__, file=sys.stderr)
         return 2
-    target, draft, suite, configs, rounds, out = argv
+    target, draft, suite, configs, rounds, out = argv[:6]
+    peer = Path(argv[6]) if len(argv) == 7 else None
     cfg = EngineConfig(model_path=target, draft_model_path=None if draft == "none" else draft,
                        cache_dir="/tmp/tau-cache", log_path="/tmp/tau-cache/llama.log", gpu_layers=-1, n_ctx=8192)
     t0 = time.time()
     eng = LocalEngine(cfg, progress=lambda m, f: print("..", m, flush=True))
     print(f"loaded in {time.time() - t0:.1f} s; {eng.info.backend}", flush=True)
+    modes = ("greedy", "sampled")
     try:
-        res = run_bench(eng, suite, ("greedy", "sampled"), tuple(configs.split(",")),
+        res = run_bench(eng, suite, modes, tuple(configs.split(",")),
                         progress=lambda m, f: print("..", m, flush=True), rounds=int(rounds))
+        if peer is not None:
+            peers = run_llama_server(eng, peer, SUITES[suite], modes, int(rounds),
+                                     progress=lambda m, f: print("..", m, flush=True), log_dir=Path(out).parent)
+            res = attach_peers(res, peers)
         data = results_json(eng, suite, int(rounds), res)
     finally:
         eng.close()
     with open(out, "w") as f:
         json.dump(data, f, indent=1)
     print(format_table(res))
+    if data["peer"]:
+        print("\n" + format_peer_table(res))
     return 0
 
 
