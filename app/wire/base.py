@@ -67,10 +67,12 @@ class Wire:
     markup: tuple[str, ...] = ()  # template tokens a front end never shows
     system_role = True  # the template has a system role (else system text joins the first user turn)
 
+    call_open, call_close = "```tool_call\n", "\n```"  # what wraps one call's JSON object
+
     # -- tool calls ---------------------------------------------------------------------
     def call_text(self, name: str, arguments: dict | str) -> str:
         """One tool call written the way the model is asked to write it."""
-        return "```tool_call\n" + json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False) + "\n```"
+        return self.call_open + json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False) + self.call_close
 
     def protocol(self, example: str) -> str:
         """The system prompt's paragraph on how to call a tool; ``example`` is one call_text."""

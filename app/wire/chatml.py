@@ -9,7 +9,6 @@ the history, and so does ``render`` here; front ends fold it (``app.wire.visible
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 
@@ -38,9 +37,7 @@ class Qwen25(Wire):
     finder = staticmethod(find_calls)
     markup = (START + "assistant\n", START + "user\n", START + "system\n", START, END, "<|endoftext|>")
     default_system = "You are a helpful assistant."
-
-    def call_text(self, name: str, arguments: dict | str) -> str:
-        return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False) + "\n</tool_call>"
+    call_open, call_close = "<tool_call>\n", "\n</tool_call>"
 
     def protocol(self, example: str) -> str:
         return (
