@@ -14,7 +14,7 @@ from prompt_toolkit import PromptSession
 from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
-from tui_helpers import FrozenEngine, make_config, tool_call
+from tui_helpers import FrozenEngine, make_config, send, tool_call, until
 
 from app.controller import commands
 from app.controller.model_session import ModelSession, SessionSetup
@@ -82,20 +82,6 @@ def run_tui(repo: Path, recorded: list) -> None:
         assert app.return_code == 0  # /quit left the app
 
     asyncio.run(drive())
-
-
-async def send(pilot, text: str) -> None:
-    pilot.app.query_one("#prompt").load_text(text)
-    await pilot.press("enter")
-
-
-async def until(pilot, cond, timeout: float = 10.0) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not cond():
-        if loop.time() > end:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.02)
 
 
 def run_plain(repo: Path) -> str:

@@ -13,7 +13,7 @@ from prompt_toolkit import PromptSession
 from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
-from tui_helpers import FrozenEngine, make_config, tool_call
+from tui_helpers import FrozenEngine, make_config, send, tool_call, until
 
 from app.controller import results
 from app.controller.model_session import ModelSession, SessionSetup
@@ -70,20 +70,6 @@ def run_tui(repo: Path, undos: list[CommandResult]) -> list[str]:
 
 def notices(app) -> list[str]:
     return [str(n.render()) for n in app.query(NoticeLine)]
-
-
-async def send(pilot, text: str) -> None:
-    pilot.app.query_one("#prompt").load_text(text)
-    await pilot.press("enter")
-
-
-async def until(pilot, cond, timeout: float = 10.0) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not cond():
-        if loop.time() > end:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.02)
 
 
 def run_plain(repo: Path) -> str:

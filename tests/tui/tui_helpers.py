@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import Iterator, Sequence
@@ -76,3 +77,18 @@ class FrozenEngine(ScriptedEngine):
 
 def make_config(**kw: object) -> Config:
     return Config().with_overrides(**kw)
+
+
+# Pilot helpers: type a line into the prompt and submit it; wait for a condition.
+async def send(pilot, text: str) -> None:
+    pilot.app.query_one("#prompt").load_text(text)
+    await pilot.press("enter")
+
+
+async def until(pilot, cond, timeout: float = 10.0) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not cond():
+        if loop.time() > end:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.02)
