@@ -194,8 +194,10 @@ def plan_edit(
     cancel: CancelToken | None = None,
     on_text: Callable[[str], None] | None = None,
     edit_format: str | None = None,
+    sampling: SamplingParams | None = None,
 ) -> EditOutcome:
-    """``edit_format``: WHOLE or SEARCH_REPLACE; None picks by the files' size."""
+    """``edit_format``: WHOLE or SEARCH_REPLACE; None picks by the files' size. ``sampling``:
+    greedy unless given (a retry that came back unchanged samples)."""
     files = load_files(root, paths)
     for f in files:  # the drafter copies unchanged lines from here: a rewrite costs its changes
         engine.register_context(f"file:{f.path}", f.original)
@@ -217,7 +219,7 @@ def plan_edit(
             if attempt == 0:
                 raise EditError(f"the files are too large for the context window ({n_ctx} tokens)")
             break
-        req = GenerateRequest(prompt, max_tokens=room, sampling=SamplingParams(temperature=0.0),
+        req = GenerateRequest(prompt, max_tokens=room, sampling=sampling or SamplingParams(temperature=0.0),
                               stop=wire_for(engine.info).stop)
         done: DoneEvent | None = None
         for ev in engine.stream(req, cancel):

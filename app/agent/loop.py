@@ -32,6 +32,7 @@ from app.agent.instructions import load_instructions
 from app.agent.judging import JudgeMixin
 from app.agent.mentions import attach_files
 from app.agent.prompts import FORMAT_FEEDBACK, system_prompt
+from app.agent.repair import RepairMixin
 from app.agent.repeats import RepeatGuard
 from app.agent.replyclean import embedded_calls, strip_markup
 from app.agent.repomap import list_files, repo_map
@@ -75,7 +76,7 @@ REPLY_TOKENS = 4096  # room for a whole-file write_file of a small file (app.age
 TOOL_OUTPUT_CHARS = 12_000
 
 
-class Agent(JudgeMixin):
+class Agent(RepairMixin, JudgeMixin):
     def __init__(self, engine: Engine, root: Path, *, config: Config, approver: Approver,
                  on_event: Callable[[AgentEvent], None], session: Session | None = None,
                  tools: list[Tool] | None = None, insist: bool = False, check: str | None = None) -> None:
@@ -151,7 +152,9 @@ class Agent(JudgeMixin):
             check = find_check(self.root, text, instructions.text if instructions else "", files, self.check_flag)
             self._check = CheckState(check) if check else None
         try:
-            for _ in range(max(1, self.config.max_steps)):
+            budget = max(1, self.config.max_steps)
+            budget -= self._repair_rounds(files, budget) if self.insist else 0  # app.agent.repair
+            for _ in range(max(1, budget)):
                 self.step()
             raise StepLimit(f"stopped after {self.config.max_steps} steps without a final answer")
         except AgentExit as e:

@@ -1,0 +1,149 @@
+"""A job with a check starts with edit-and-test rounds, the way aider's ``--test-cmd`` works.
+
+The files the task names (not its tests) are rewritten in the format chosen for them
+(``app.agent.direct_edit``: a small file whole, a large one by SEARCH/REPLACE blocks), written
+through ``write_file`` (approval, permissions, undo), and the check runs; while it fails, its
+output goes into the next round. A small model writes code best as one plain reply and loses
+most in tool calls, so the tool loop only takes over, with what the rounds learned, when they
+run out. A round that comes back with code already tried is followed by a sampled one.
+
+A mixin of ``app.agent.loop.Agent``: it uses the agent's tools, check and events.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from app.agent.checks import CheckState, tail
+from app.agent.direct_edit import EditError, plan_edit
+from app.agent.exits import Cancelled, Finished
+from app.agent.mentions import mentioned_files
+from app.agent.toolcalls import ToolCall
+from app.events import (
+    AssistantDelta,
+    AssistantMessage,
+    EngineStatsEvent,
+    Notice,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from engine.types import SamplingParams
+from tools.secret_files import is_secret_path
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from app.agent.finish import TurnFacts
+    from app.events import AgentEvent
+    from tools.base import ToolResult
+
+MAX_ROUNDS = 4
+FEEDBACK_CHARS = 2000
+# test_x.py, x_test.go, x.test.ts, x.spec.js, tests/..., __tests__/...
+_TEST_PATH = re.compile(r"(?:^|/)(?:tests?|__tests__|spec)/|(?:^|/)test_[^/]*$|_test\.[^/]+$|\.(?:test|spec)\.[^/]+$")
+
+
+def is_test_path(path: str) -> bool:
+    return bool(_TEST_PATH.search(path.replace("\\", "/")))
+
+
+def repair_targets(task: str, files: list[str]) -> list[str]:
+    """The files a job's edit rounds rewrite: those the task names, less tests and secrets."""
+    return [f for f in mentioned_files(task, files) if not is_test_path(f) and not is_secret_path(f)]
+
+
+def round_instruction(task: str, command: str, failure: str | None) -> str:
+    if failure is None:
+        return task
+    return (f"{task}\n\nThe code as it is now fails the check `{command}`:\n```\n{tail(failure, FEEDBACK_CHARS)}\n```\n"
+            "Find what is wrong and fix the code (not the tests) so the check passes.")
+
+
+class RepairMixin:
+    _check: CheckState | None
+    _facts: TurnFacts
+    _task: str
+    mode: str
+    _cancel: Any
+    engine: Any
+    root: Path
+    config: Any
+    context_limit: int
+    _by_name: dict[str, Any]
+    _emit: Callable[[AgentEvent], None]
+    _add: Callable[[dict], None]
+    _next_id: Callable[[], int]
+    _run_tool: Callable[[ToolCall], ToolResult]
+    _run_check: Callable[[CheckState], None]
+
+    def _repair_rounds(self, files: list[str], budget: int) -> int:
+        """Edit-and-test rounds for a job with a check; raises Finished once the check passes.
+        Returns the model steps spent (0 when the job has no check or names no file to edit)."""
+        st = self._check
+        targets = repair_targets(self._task, files)
+        if st is None or not targets or "write_file" not in self._by_name or budget < 2:
+            return 0
+        if not st.check.explicit and self.mode != "full-auto":  # tau may not run it: nothing to iterate on
+            return 0
+        spent, failure, tried = 0, None, set()
+        sample = False
+        for n in range(1, MAX_ROUNDS + 1):
+            if spent >= budget // 2:  # the tool loop keeps half the budget
+                break
+            if self._cancel.cancelled:
+                raise Cancelled("cancelled by the user")
+            self._emit(Notice(f"edit round {n}: {', '.join(targets)}" + ("" if failure is None else " (with the check's output)")))
+            sampling = SamplingParams(temperature=self.config.temperature, top_p=self.config.top_p) if sample else None
+            try:
+                outcome = plan_edit(self.engine, self.root, targets, round_instruction(self._task, st.check.command, failure),
+                                    retries=0, cancel=self._cancel, sampling=sampling,
+                                    on_text=lambda t: self._emit(AssistantDelta(t)))
+            except EditError as e:
+                self._emit(Notice(f"edit rounds skipped: {e}"))
+                return spent
+            spent += outcome.generations
+            if outcome.stats is not None:
+                self._emit(EngineStatsEvent(outcome.stats, True, 0, self.context_limit))
+            if self._cancel.cancelled:
+                raise Cancelled("cancelled by the user")
+            key = tuple(c.new for c in outcome.changes)
+            sample = key in tried or not outcome.changes
+            tried.add(key)
+            if not outcome.changes:
+                why = "; ".join(outcome.failures)[:200] or "the files came back unchanged"
+                self._emit(Notice(f"edit round {n} changed nothing: {why}"))
+                continue
+            if not self._write_round(outcome.changes):
+                return spent
+            self._run_check(st)
+            if st.passed:
+                done = f"Changed {', '.join(c.path for c in outcome.changes)}; the check `{st.check.command}` passes."
+                self._add({"role": "assistant", "content": done})
+                raise Finished(done)
+            if st.passed is None:  # the check could not run (not allowed here): nothing to iterate on
+                return spent
+            failure = st.output
+        if failure is not None:
+            self._add({"role": "user", "content": round_instruction(
+                f"(tau rewrote {', '.join(targets)} and ran the check.)", st.check.command, failure)})
+        return spent
+
+    def _write_round(self, changes: list) -> bool:
+        """Write a round's files through write_file; False when one was refused."""
+        self._emit(AssistantMessage(f"Rewrote {', '.join(c.path for c in changes)}."))
+        for c in changes:
+            call = ToolCall("write_file", {"path": c.path, "content": c.new})
+            call_id = f"round_{self._next_id()}"
+            self._emit(ToolCallEvent(call_id, call.name, {"path": c.path}))
+            result = self._run_tool(call)
+            self._emit(ToolResultEvent(call_id, call.name, result.ok, result.output, result.diff,
+                                       result.exit_code, result.command))
+            if not result.ok:
+                self._emit(Notice(f"edit rounds stopped: {result.output.splitlines()[0] if result.output else 'refused'}"))
+                return False
+            self._facts.edited()
+            if self._check is not None:
+                self._check.edited()
+        return True

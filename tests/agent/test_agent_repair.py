@@ -1,0 +1,73 @@
+"""A job with a check starts with edit-and-test rounds: the named file is rewritten whole, the
+check runs, its failure goes into the next round, and the tool loop takes over only after."""
+
+from agent_helpers import call, make_agent
+
+from app.agent.repair import is_test_path, repair_targets
+from app.events import Notice, ToolCallEvent, ToolResultEvent
+from engine.scripted import ScriptedEngine
+
+TEST_CALC = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+MUL = "def mul(a, b):\n    return a * b\n"
+
+
+def whole(body: str) -> str:
+    return f"calc.py\n```python\n{body}\n\n{MUL}```\n"
+
+
+WRONG = whole("def add(a, b):\n    return a * b\n")
+RIGHT = whole("def add(a, b):\n    return a + b\n")
+
+
+def _with_tests(repo):
+    (repo / "test_calc.py").write_text(TEST_CALC)
+    return repo
+
+
+def test_test_files_are_never_the_rounds_targets():
+    assert [p for p in ["test_a.py", "a_test.go", "web/x.spec.ts", "tests/util.py", "src/a.py", "contest.py"]
+            if not is_test_path(p)] == ["src/a.py", "contest.py"]
+    files = ["calc.py", "test_calc.py", ".env"]
+    assert repair_targets("Fix add in calc.py so test_calc.py passes; see .env", files) == ["calc.py"]
+
+
+def test_a_failing_round_feeds_the_check_output_into_the_next(repo):
+    engine = ScriptedEngine([WRONG, RIGHT])
+    agent, rec = make_agent(engine, _with_tests(repo), mode="full-auto", insist=True)
+    final = agent.run_turn("add() in calc.py is wrong, fix it. Run `python -m pytest -q`.")
+    assert final.status == "done" and final.check["passed"] is True
+    assert (repo / "calc.py").read_text().startswith("def add(a, b):\n    return a + b\n")
+    assert (repo / "test_calc.py").read_text() == TEST_CALC
+    shell = [r for r in rec.of(ToolResultEvent) if r.name == "run_shell"]
+    assert [r.exit_code for r in shell] == [1, 0]
+    assert "fails the check `python -m pytest -q`" in engine.prompts[1] and "assert 6 == 5" in engine.prompts[1]
+    assert "return a * b" in engine.prompts[1]  # the round sees the code it is to fix
+    assert agent.undo().restored == ("calc.py",)  # the rounds' writes are the turn's, for /undo
+
+
+def test_rounds_that_never_pass_hand_over_to_the_tool_loop_with_what_failed(repo):
+    engine = ScriptedEngine([WRONG, WRONG, WRONG,
+                             call("edit_file", path="calc.py", search="a * b\n\n\ndef mul", replace="a + b\n\n\ndef mul"),
+                             "Fixed."])
+    agent, rec = make_agent(engine, _with_tests(repo), mode="full-auto", insist=True, max_steps=6)
+    final = agent.run_turn("add() in calc.py is wrong, fix it")
+    assert final.status == "done" and final.check["passed"] is True
+    assert engine.requests[2].sampling.temperature > 0  # the same code twice: the next round samples
+    assert engine.requests[1].sampling.temperature == 0
+    assert "tau rewrote calc.py and ran the check" in engine.prompts[3]
+    rounds = [n.message for n in rec.of(Notice) if n.message.startswith("edit round")]
+    assert rounds[1:] == ["edit round 2: calc.py (with the check's output)", "edit round 2 changed nothing: the files came "
+                          "back unchanged", "edit round 3: calc.py (with the check's output)",
+                          "edit round 3 changed nothing: the files came back unchanged"]
+
+
+def test_no_rounds_without_a_check_tau_may_run_or_a_named_file(repo):
+    _with_tests(repo)
+    engine = ScriptedEngine(["Nothing to do."])
+    agent, rec = make_agent(engine, repo, mode="auto-edit", insist=True)  # a found check needs full-auto
+    agent.run_turn("add() in calc.py is wrong, fix it")
+    assert not [n for n in rec.of(Notice) if n.message.startswith("edit round")]
+    engine = ScriptedEngine(["Nothing to do."])
+    agent, rec = make_agent(engine, repo, mode="full-auto", insist=True)
+    agent.run_turn("add() is wrong, fix it")  # names no file
+    assert not [c for c in rec.of(ToolCallEvent) if c.name == "write_file"]
