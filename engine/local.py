@@ -315,7 +315,7 @@ class LocalEngine:
 
     def _save_prefix(self, prompt: Sequence[int], stats: GenStats) -> None:
         pc = self.prefix_cache
-        if pc is None or not pc.should_save(prompt, stats.prompt_tokens - stats.reused_tokens):
+        if pc is None or not pc.should_save(prompt, stats.prompt_tokens - stats.reused_tokens, len(self.target.kv)):
             return
         path = pc.path_for(self.target.kv)
         if self.ctx.save_state(path, self.target.kv):

@@ -22,6 +22,7 @@ import numpy as np
 MIN_PREFIX = 32  # shorter shared prefixes are not worth a file load
 MIN_NEW = 128  # a prompt must add this many freshly computed tokens to be worth saving
 KEEP = 6
+MAX_SAVE_TOKENS = 4096  # a KV state grows with its tokens (28 KB each for the 1.5B at f16): longer ones are not kept
 
 
 @dataclass(frozen=True)
@@ -72,12 +73,14 @@ class PrefixCache:
         except OSError:
             pass
 
-    def should_save(self, prompt: Sequence[int], fresh: int) -> bool:
-        """Worth saving: enough was computed afresh and no saved state covers this prompt's start."""
-        if fresh < MIN_NEW:
+    def should_save(self, prompt: Sequence[int], fresh: int, kv_tokens: int = 0) -> bool:
+        """Worth saving: enough was computed afresh, at least MIN_NEW of the prompt's tokens lie
+        beyond what the best saved state covers (a second edit of the same file loads the system
+        prompt and the file, not the system prompt alone), and the state is not too big."""
+        if fresh < MIN_NEW or max(kv_tokens, len(prompt)) > MAX_SAVE_TOKENS:
             return False
         m = self.best(prompt)
-        return m is None or m.common < MIN_NEW
+        return m is None or len(prompt) - m.common >= MIN_NEW
 
     def path_for(self, tokens: Sequence[int]) -> Path:
         digest = hashlib.sha1(np.asarray(tokens, dtype=np.int32).tobytes()).hexdigest()[:16]

@@ -48,3 +48,23 @@ def test_a_state_that_does_not_load_falls_back_to_a_full_prefill(tmp_path) -> No
         kv.write_bytes(b"not a state")
     again = _run(model, cache, FIXED + " q")
     assert again.error is None and again.stats.reused_tokens == 0 and again.token_ids == first.token_ids
+
+
+def test_a_prompt_that_adds_a_file_to_a_saved_system_prompt_is_saved_too(tmp_path) -> None:
+    """A fresh ``tau edit`` of a file edited before loads the system prompt and the file: a saved
+    state covering only the shared system prompt does not stop the file's prompt being saved."""
+    from engine.prefixcache import MAX_SAVE_TOKENS, MIN_NEW, PrefixCache
+
+    pc = PrefixCache(tmp_path / "p")
+    pc.root.mkdir()
+    system = list(range(1000, 1000 + 200))
+    other_file = system + list(range(5000, 5300))
+    pc.saved(pc.path_for(other_file), other_file)
+    (pc.root / (pc.path_for(other_file).stem + ".kv")).write_bytes(b"state")
+    this_file = system + list(range(7000, 7300))
+    assert pc.should_save(this_file, fresh=len(this_file) - len(system))  # 300 tokens beyond the saved 200
+    assert not pc.should_save(other_file + [1, 2], fresh=len(other_file))  # all but 2 tokens saved already
+    assert not pc.should_save(system + [1] * (MIN_NEW - 1), fresh=MIN_NEW)
+    long = list(range(MAX_SAVE_TOKENS + 1))
+    assert not pc.should_save(long, fresh=len(long))  # too big to keep
+    assert pc.best(this_file).common == len(system)
