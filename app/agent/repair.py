@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from tools.base import ToolResult
 
 MAX_ROUNDS = 4
+RETRY_TEMPERATURE = 0.6  # the agent's usual sampling, for a greedy run's retries
 FEEDBACK_CHARS = 2000
 # test_x.py, x_test.go, x.test.ts, x.spec.js, tests/..., __tests__/...
 _TEST_PATH = re.compile(r"(?:^|/)(?:tests?|__tests__|spec)/|(?:^|/)test_[^/]*$|_test\.[^/]+$|\.(?:test|spec)\.[^/]+$")
@@ -52,6 +53,13 @@ def is_test_path(path: str) -> bool:
 def repair_targets(task: str, files: list[str]) -> list[str]:
     """The files a job's edit rounds rewrite: those the task names, less tests and secrets."""
     return [f for f in mentioned_files(task, files) if not is_test_path(f) and not is_secret_path(f)]
+
+
+def retry_sampling(temperature: float, top_p: float, n: int) -> SamplingParams:
+    """A retry after code already tried samples, even in a greedy run (greedy would repeat it);
+    seeded by the round, so a run is repeatable."""
+    return SamplingParams(temperature=temperature if temperature > 0 else RETRY_TEMPERATURE,
+                          top_p=top_p if temperature > 0 else 0.95, seed=1000 + n)
 
 
 def round_instruction(task: str, command: str, failure: str | None) -> str:
@@ -95,7 +103,7 @@ class RepairMixin:
             if self._cancel.cancelled:
                 raise Cancelled("cancelled by the user")
             self._emit(Notice(f"edit round {n}: {', '.join(targets)}" + ("" if failure is None else " (with the check's output)")))
-            sampling = SamplingParams(temperature=self.config.temperature, top_p=self.config.top_p) if sample else None
+            sampling = retry_sampling(self.config.temperature, self.config.top_p, n) if sample else None
             try:
                 outcome = plan_edit(self.engine, self.root, targets, round_instruction(self._task, st.check.command, failure),
                                     retries=0, cancel=self._cancel, sampling=sampling,
