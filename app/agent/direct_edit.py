@@ -195,10 +195,15 @@ def plan_edit(
     on_text: Callable[[str], None] | None = None,
     edit_format: str | None = None,
     sampling: SamplingParams | None = None,
+    base: dict[str, str] | None = None,
 ) -> EditOutcome:
     """``edit_format``: WHOLE or SEARCH_REPLACE; None picks by the files' size. ``sampling``:
-    greedy unless given (a retry that came back unchanged samples)."""
+    greedy unless given. ``base``: texts to edit instead of the files' current ones (a fresh try
+    from the originals after a failed one)."""
     files = load_files(root, paths)
+    for f in files:
+        if base and f.path in base:
+            f.original = f.text = base[f.path]
     for f in files:  # the drafter copies unchanged lines from here: a rewrite costs its changes
         engine.register_context(f"file:{f.path}", f.original)
     fmt = edit_format or choose_format([f.original for f in files], engine.count_tokens)

@@ -2,10 +2,13 @@
 
 The files the task names (not its tests) are rewritten in the format chosen for them
 (``app.agent.direct_edit``: a small file whole, a large one by SEARCH/REPLACE blocks), written
-through ``write_file`` (approval, permissions, undo), and the check runs; while it fails, its
-output goes into the next round. A small model writes code best as one plain reply and loses
-most in tool calls, so the tool loop only takes over, with what the rounds learned, when they
-run out. A round that comes back with code already tried is followed by a sampled one.
+through ``write_file`` (approval, permissions, undo), and the check runs. The first round is
+greedy, what ``tau edit`` would write; while the check fails, each later round is a fresh,
+sampled try from the original files, told the lines of the check's output that name the
+failure (a small model asked to repair its own code mostly returns it unchanged; independent
+tries judged by the tests solve more). Code already tried is not written or checked again. A
+small model loses most in tool calls, so the tool loop takes over only when the rounds run out,
+with the check's last output.
 
 A mixin of ``app.agent.loop.Agent``: it uses the agent's tools, check and events.
 """
@@ -16,8 +19,10 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from app.agent.checks import CheckState, tail
+from app.agent.confined import read_confined
 from app.agent.direct_edit import EditError, plan_edit
 from app.agent.exits import Cancelled, Finished
+from app.agent.finish import failure_lines
 from app.agent.mentions import mentioned_files
 from app.agent.toolcalls import ToolCall
 from app.events import (
@@ -39,7 +44,8 @@ if TYPE_CHECKING:
     from app.events import AgentEvent
     from tools.base import ToolResult
 
-MAX_ROUNDS = 4
+MAX_ROUNDS = 6
+LOOP_STEPS = 2  # steps the tool loop keeps after the rounds
 RETRY_TEMPERATURE = 0.6  # the agent's usual sampling, for a greedy run's retries
 FEEDBACK_CHARS = 2000
 # test_x.py, x_test.go, x.test.ts, x.spec.js, tests/..., __tests__/...
@@ -63,10 +69,12 @@ def retry_sampling(temperature: float, top_p: float, n: int) -> SamplingParams:
 
 
 def round_instruction(task: str, command: str, failure: str | None) -> str:
+    """The task, and after a failed round what its check said (the lines that name the failure)."""
     if failure is None:
         return task
-    return (f"{task}\n\nThe code as it is now fails the check `{command}`:\n```\n{tail(failure, FEEDBACK_CHARS)}\n```\n"
-            "Find what is wrong and fix the code (not the tests) so the check passes.")
+    said = "\n".join(failure_lines(failure, 8)) or tail(failure, FEEDBACK_CHARS)
+    return (f"{task}\n\nAn earlier attempt failed the check `{command}`:\n```\n{said}\n```\n"
+            "Write a correct implementation (do not change the tests).")
 
 
 class RepairMixin:
@@ -91,23 +99,24 @@ class RepairMixin:
         Returns the model steps spent (0 when the job has no check or names no file to edit)."""
         st = self._check
         targets = repair_targets(self._task, files)
-        if st is None or not targets or "write_file" not in self._by_name or budget < 2:
+        if st is None or not targets or "write_file" not in self._by_name or budget < 3:
             return 0
         if not st.check.explicit and self.mode != "full-auto":  # tau may not run it: nothing to iterate on
             return 0
-        spent, failure, tried = 0, None, set()
-        sample = False
+        originals = {p: t for p in targets if (t := read_confined(self.root, p)) is not None}
+        spent, failure = 0, None
+        tried: set[tuple[str, ...]] = set()
         for n in range(1, MAX_ROUNDS + 1):
-            if spent >= budget // 2:  # the tool loop keeps half the budget
+            if spent >= budget - LOOP_STEPS:
                 break
             if self._cancel.cancelled:
                 raise Cancelled("cancelled by the user")
-            self._emit(Notice(f"edit round {n}: {', '.join(targets)}" + ("" if failure is None else " (with the check's output)")))
-            sampling = retry_sampling(self.config.temperature, self.config.top_p, n) if sample else None
+            self._emit(Notice(f"edit round {n}: {', '.join(targets)}" + ("" if failure is None else " (a fresh try, told what failed)")))
             try:
                 outcome = plan_edit(self.engine, self.root, targets, round_instruction(self._task, st.check.command, failure),
-                                    retries=0, cancel=self._cancel, sampling=sampling,
-                                    on_text=lambda t: self._emit(AssistantDelta(t)))
+                                    retries=0, cancel=self._cancel, on_text=lambda t: self._emit(AssistantDelta(t)),
+                                    sampling=None if n == 1 else retry_sampling(self.config.temperature, self.config.top_p, n),
+                                    base=originals if n > 1 else None)
             except EditError as e:
                 self._emit(Notice(f"edit rounds skipped: {e}"))
                 return spent
@@ -117,12 +126,11 @@ class RepairMixin:
             if self._cancel.cancelled:
                 raise Cancelled("cancelled by the user")
             key = tuple(c.new for c in outcome.changes)
-            sample = key in tried or not outcome.changes
-            tried.add(key)
-            if not outcome.changes:
-                why = "; ".join(outcome.failures)[:200] or "the files came back unchanged"
+            if not outcome.changes or key in tried:
+                why = "; ".join(outcome.failures)[:200] or "the same code as an earlier round"
                 self._emit(Notice(f"edit round {n} changed nothing: {why}"))
                 continue
+            tried.add(key)
             if not self._write_round(outcome.changes):
                 return spent
             self._run_check(st)
@@ -134,8 +142,11 @@ class RepairMixin:
                 return spent
             failure = st.output
         if failure is not None:
-            self._add({"role": "user", "content": round_instruction(
-                f"(tau rewrote {', '.join(targets)} and ran the check.)", st.check.command, failure)})
+            now = "".join(f"\n{p}\n```\n{t}```\n" for p in targets if (t := read_confined(self.root, p)) is not None)
+            self._add({"role": "user", "content": (
+                f"(tau rewrote {', '.join(targets)} and ran the check `{st.check.command}`; it still fails:)\n"
+                f"```\n{tail(failure, FEEDBACK_CHARS)}\n```\nThe files now:{now}\n"
+                "Find what is wrong and fix the code (not the tests).")})
         return spent
 
     def _write_round(self, changes: list) -> bool:

@@ -40,25 +40,28 @@ def test_a_failing_round_feeds_the_check_output_into_the_next(repo):
     assert (repo / "test_calc.py").read_text() == TEST_CALC
     shell = [r for r in rec.of(ToolResultEvent) if r.name == "run_shell"]
     assert [r.exit_code for r in shell] == [1, 0]
-    assert "fails the check `python -m pytest -q`" in engine.prompts[1] and "assert 6 == 5" in engine.prompts[1]
-    assert "return a * b" in engine.prompts[1]  # the round sees the code it is to fix
+    assert "failed the check `python -m pytest -q`" in engine.prompts[1] and "assert 6 == 5" in engine.prompts[1]
+    assert "add(a, b):\n    return a - b" in engine.prompts[1]  # a fresh try from the original
+    assert "add(a, b):\n    return a * b" not in engine.prompts[1]
+    assert engine.requests[0].sampling.temperature == 0 and engine.requests[1].sampling.temperature > 0
     assert agent.undo().restored == ("calc.py",)  # the rounds' writes are the turn's, for /undo
 
 
 def test_rounds_that_never_pass_hand_over_to_the_tool_loop_with_what_failed(repo):
-    engine = ScriptedEngine([WRONG, WRONG, WRONG,
-                             call("edit_file", path="calc.py", search="a * b\n\n\ndef mul", replace="a + b\n\n\ndef mul"),
+    engine = ScriptedEngine([WRONG, WRONG, whole("def add(a, b):\n    return b - a\n"),
+                             call("edit_file", path="calc.py", search="b - a\n\n\ndef mul", replace="a + b\n\n\ndef mul"),
                              "Fixed."])
-    agent, rec = make_agent(engine, _with_tests(repo), mode="full-auto", insist=True, max_steps=6)
+    agent, rec = make_agent(engine, _with_tests(repo), mode="full-auto", insist=True, max_steps=5)
     final = agent.run_turn("add() in calc.py is wrong, fix it")
     assert final.status == "done" and final.check["passed"] is True
-    assert engine.requests[2].sampling.temperature > 0  # the same code twice: the next round samples
-    assert engine.requests[1].sampling.temperature == 0
-    assert "tau rewrote calc.py and ran the check" in engine.prompts[3]
+    assert [r.sampling.seed for r in engine.requests[:3]] == [None, 1002, 1003]  # later rounds sample, seeded
+    assert "tau rewrote calc.py and ran the check" in engine.prompts[3] and "return b - a" in engine.prompts[3]
     rounds = [n.message for n in rec.of(Notice) if n.message.startswith("edit round")]
-    assert rounds[1:] == ["edit round 2: calc.py (with the check's output)", "edit round 2 changed nothing: the files came "
-                          "back unchanged", "edit round 3: calc.py (with the check's output)",
-                          "edit round 3 changed nothing: the files came back unchanged"]
+    assert rounds == ["edit round 1: calc.py", "edit round 2: calc.py (a fresh try, told what failed)",
+                      "edit round 2 changed nothing: the same code as an earlier round",
+                      "edit round 3: calc.py (a fresh try, told what failed)"]
+    shell = [r for r in rec.of(ToolResultEvent) if r.name == "run_shell"]
+    assert [r.exit_code for r in shell] == [1, 1, 0]  # code already tried is not checked again
 
 
 def test_no_rounds_without_a_check_tau_may_run_or_a_named_file(repo):
