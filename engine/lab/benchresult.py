@@ -41,6 +41,8 @@ class RunResult:
     emitted: int = field(default=0, repr=False)
     turn_tok_s: list[float] = field(default_factory=list, repr=False)  # each turn's (request's) decode tok/s
     worst_request: float | None = None  # multi-turn runs: the smallest of the requests' tok/s ratios to plain
+    request_ratios: list[float] = field(default_factory=list)  # multi-turn runs: each request's tok/s ratio to plain
+    request_tokens: list[int] = field(default_factory=list)  # multi-turn runs: each request's tokens
 
     def to_dict(self) -> dict[str, Any]:
         hidden = ("token_ids", "turn_lens", "decode_s", "wall_s", "timed_tokens", "passes", "emitted", "turn_tok_s")
@@ -142,4 +144,6 @@ def speedups(group: list[RunResult]) -> None:
         r.speedup = r.decode_tok_s / base.decode_tok_s
         r.wall_speedup = r.wall_tok_s / base.wall_tok_s if base.wall_tok_s else 0.0
         if r is not base and len(r.turn_tok_s) > 1 and len(r.turn_tok_s) == len(base.turn_tok_s):
+            r.request_ratios = [round(a / b, 3) if b > 0 else 0.0 for a, b in zip(r.turn_tok_s, base.turn_tok_s, strict=True)]
+            r.request_tokens = list(r.turn_lens)
             r.worst_request = min(a / b for a, b in zip(r.turn_tok_s, base.turn_tok_s, strict=True) if b > 0)
