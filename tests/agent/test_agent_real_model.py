@@ -112,3 +112,30 @@ def test_run_full_auto_fixes_a_bug_until_the_test_passes(tmp_path, monkeypatch, 
     assert tests_pass(), trail
     assert code == 0 and events[-1]["status"] == "done", trail
     assert "x < best" not in (repo / "stats.py").read_text()
+
+
+def test_run_names_the_file_so_edit_rounds_fix_it_against_the_check(tmp_path, monkeypatch, use_engine, capsys):
+    """The task names the file: the run starts with edit-and-test rounds (app.agent.repair), and
+    the check, not the model's word, ends it."""
+    import subprocess
+    import sys
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "stats.py").write_text(
+        "def max_of(xs):\n    best = xs[0]\n    for x in xs[1:]:\n        if x < best:\n            best = x\n    return best\n"
+    )
+    (repo / "test_stats.py").write_text("from stats import max_of\n\n\ndef test_max():\n    assert max_of([3, 9, 2]) == 9\n")
+    for args in (["init", "-q"], ["add", "."], ["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init"]):
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+    monkeypatch.chdir(repo)
+    code = main(["run", "max_of in stats.py returns the smallest item. Fix it so `python -m pytest -q` passes.",
+                 "--json", "--mode", "full-auto", "--max-steps", "8"])
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    trail = [(e["type"], e.get("name"), str(e.get("message") or e.get("content") or "")[:300])
+             for e in events if e["type"] not in ("assistant_delta", "engine_stats")]
+    assert any(e["type"] == "notice" and e["message"].startswith("edit round 1: stats.py") for e in events), trail
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=repo, capture_output=True)
+    assert r.returncode == 0, trail
+    assert code == 0 and events[-1]["status"] == "done" and events[-1]["check"]["passed"] is True, trail
+    assert (repo / "test_stats.py").read_text().endswith("== 9\n")  # the tests were not touched
