@@ -84,9 +84,9 @@ def test_run_reads_a_file_and_answers(repo, monkeypatch, use_engine, capsys):
     assert any(e["type"] == "engine_stats" and e["final"] and e["stats"]["completion_tokens"] > 0 for e in events)
 
 
-def test_run_full_auto_fixes_a_bug_until_the_test_passes(tmp_path, monkeypatch, use_engine, capsys):
+def _stats_repo(tmp_path):
+    """A git repository whose max_of returns the smallest item, and its failing test."""
     import subprocess
-    import sys
 
     repo = tmp_path / "repo"  # the state dir (sessions) lives in tmp_path, outside the workspace
     repo.mkdir()
@@ -96,6 +96,14 @@ def test_run_full_auto_fixes_a_bug_until_the_test_passes(tmp_path, monkeypatch, 
     (repo / "test_stats.py").write_text("from stats import max_of\n\n\ndef test_max():\n    assert max_of([3, 9, 2]) == 9\n")
     for args in (["init", "-q"], ["add", "."], ["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init"]):
         subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+    return repo
+
+
+def test_run_full_auto_fixes_a_bug_until_the_test_passes(tmp_path, monkeypatch, use_engine, capsys):
+    import subprocess
+    import sys
+
+    repo = _stats_repo(tmp_path)
 
     def tests_pass() -> bool:
         r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=repo, capture_output=True)
@@ -120,14 +128,7 @@ def test_run_names_the_file_so_edit_rounds_fix_it_against_the_check(tmp_path, mo
     import subprocess
     import sys
 
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    (repo / "stats.py").write_text(
-        "def max_of(xs):\n    best = xs[0]\n    for x in xs[1:]:\n        if x < best:\n            best = x\n    return best\n"
-    )
-    (repo / "test_stats.py").write_text("from stats import max_of\n\n\ndef test_max():\n    assert max_of([3, 9, 2]) == 9\n")
-    for args in (["init", "-q"], ["add", "."], ["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init"]):
-        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+    repo = _stats_repo(tmp_path)
     monkeypatch.chdir(repo)
     code = main(["run", "max_of in stats.py returns the smallest item. Fix it so `python -m pytest -q` passes.",
                  "--json", "--mode", "full-auto", "--max-steps", "8"])
