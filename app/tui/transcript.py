@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.widget import Widget
+from textual.widgets import Collapsible, Static
 
-from app.controller.visible import visible_text
+from app.controller.visible import thinking_of, visible_text
 from app.events import ToolCallEvent, ToolResultEvent
 from app.tui.cards import ToolCard
 from app.tui.widgets import AssistantView, Conversation, NoticeLine, UserMessage
@@ -44,20 +45,26 @@ class Transcript:
     def message(self, content: str) -> None:
         """The reply is complete: its final text replaces what was streamed."""
         view = self.current
+        thought = thinking_of(content) or (thinking_of(view.raw) if view is not None else "")
         if view is None and content.strip():
             view = AssistantView()
             self.mount(view)
         if view is not None:
             view.raw = content
-            self._finish(view)
+            self._finish(view, thought)
         self.current = None
 
     def close_stream(self) -> None:
         if self.current is not None:
-            self._finish(self.current)
+            self._finish(self.current, thinking_of(self.current.raw))
             self.current = None
 
-    def _finish(self, view: AssistantView) -> None:
+    def _finish(self, view: AssistantView, thought: str = "") -> None:
+        if thought:  # Qwen3's thinking: folded above the answer, opened on a click
+            lines = thought.count("\n") + 1
+            fold = Collapsible(Static(Text(thought), classes="thought"), title=f"thinking ({lines} line{'s' * (lines > 1)})",
+                               collapsed=True, classes="thinking")
+            self.box.mount(fold, before=view)
         view.final = True
         if not visible_text(view.raw):
             view.remove()

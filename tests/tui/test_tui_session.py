@@ -273,3 +273,20 @@ async def test_resume_sessions_clear_model_and_compact(repo: Path) -> None:
         await until(pilot, lambda: any("conversation cleared" in n for n in notices(app)))
         assert not app.query(UserMessage)
         assert app.agent is not None and [m["role"] for m in app.agent.messages] == ["system"]
+
+
+async def test_qwen3_thinking_is_folded_above_the_answer(repo: Path) -> None:
+    from textual.widgets import Collapsible, Static
+
+    engine = ScriptedEngine(["<think>\nThe user greets me.\nA short answer will do.\n</think>\n\nHello there."], family="qwen3")
+    app = build(repo, engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.agent is not None)
+        await send(pilot, "hi")
+        await until(pilot, lambda: bool(app.query(Collapsible)) and not app.generating)
+        fold = app.query_one(Collapsible)
+        assert fold.collapsed and fold.title == "thinking (2 lines)"
+        assert "The user greets me." in str(fold.query_one(".thought", Static).render())
+        views = list(app.query(AssistantView))
+        assert len(views) == 1 and "Hello there." in views[0].raw and "<think>" not in views[0].shown
+        assert fold.parent is views[0].parent and fold.parent.children.index(fold) < fold.parent.children.index(views[0])
