@@ -62,8 +62,8 @@ def repair_targets(task: str, files: list[str]) -> list[str]:
 
 
 def retry_sampling(temperature: float, top_p: float, n: int) -> SamplingParams:
-    """A retry after code already tried samples, even in a greedy run (greedy would repeat it);
-    seeded by the round, so a run is repeatable."""
+    """How a round after a failed one samples: at the run's temperature, or at 0.6 in a greedy run
+    (a greedy retry would repeat itself); seeded by the round, so a run is repeatable."""
     return SamplingParams(temperature=temperature if temperature > 0 else RETRY_TEMPERATURE,
                           top_p=top_p if temperature > 0 else 0.95, seed=1000 + n)
 
