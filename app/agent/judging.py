@@ -14,7 +14,8 @@ from app.agent import toolbox
 from app.agent.checks import CheckState
 from app.agent.confined import read_confined
 from app.agent.exits import Cancelled
-from app.agent.finish import MAX_NUDGES, TurnFacts, check_nudge, rename_asked, rename_leftovers, rename_nudge
+from app.agent.finish import MAX_NUDGES, check_nudge, rename_asked, rename_leftovers, rename_nudge
+from app.agent.parts import AgentParts
 from app.agent.repeats import change_tack
 from app.agent.repomap import list_files
 from app.agent.shell_setup import shell_options
@@ -24,27 +25,16 @@ from app.events import Final, Notice, ToolCallEvent, ToolResultEvent
 from tools.base import ToolContext, ToolResult
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from pathlib import Path
 
-    from app.events import AgentEvent
+    pass
 
 
-class JudgeMixin:
-    _check: CheckState | None
-    _facts: TurnFacts
+class JudgeMixin(AgentParts):
     insist: bool
-    root: Path
-    config: Any
     policy: Any
     approver: Any
     journal: Any
-    _cancel: Any
-    _by_name: dict[str, Any]
-    _emit: Callable[[AgentEvent], None]
-    _next_id: Callable[[], int]
 
-    mode: str
     def _rename_gate(self, task: str) -> str | None:
         """A rename the task asked for that left the old name in the workspace is not done."""
         asked = rename_asked(task) if self._facts.edits and self._facts.nudges < MAX_NUDGES else None

@@ -15,7 +15,6 @@ A mixin of ``app.agent.loop.Agent``: it uses the agent's tools, check and events
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 from app.agent.checks import CheckState, tail
@@ -24,6 +23,8 @@ from app.agent.direct_edit import EditError, plan_edit
 from app.agent.exits import Cancelled, Finished
 from app.agent.finish import failure_lines
 from app.agent.mentions import mentioned_files
+from app.agent.parts import AgentParts
+from app.agent.shown_code import is_test_file
 from app.agent.toolcalls import ToolCall
 from app.events import (
     AssistantDelta,
@@ -38,27 +39,17 @@ from tools.secret_files import is_secret_path
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
-    from app.agent.finish import TurnFacts
-    from app.events import AgentEvent
     from tools.base import ToolResult
 
 MAX_ROUNDS = 6
 LOOP_STEPS = 2  # steps the tool loop keeps after the rounds
 RETRY_TEMPERATURE = 0.6  # the agent's usual sampling, for a greedy run's retries
 FEEDBACK_CHARS = 2000
-# test_x.py, x_test.go, x.test.ts, x.spec.js, tests/..., __tests__/...
-_TEST_PATH = re.compile(r"(?:^|/)(?:tests?|__tests__|spec)/|(?:^|/)test_[^/]*$|_test\.[^/]+$|\.(?:test|spec)\.[^/]+$")
-
-
-def is_test_path(path: str) -> bool:
-    return bool(_TEST_PATH.search(path.replace("\\", "/")))
-
 
 def repair_targets(task: str, files: list[str]) -> list[str]:
     """The files a job's edit rounds rewrite: those the task names, less tests and secrets."""
-    return [f for f in mentioned_files(task, files) if not is_test_path(f) and not is_secret_path(f)]
+    return [f for f in mentioned_files(task, files) if not is_test_file(f) and not is_secret_path(f)]
 
 
 def retry_sampling(temperature: float, top_p: float, n: int) -> SamplingParams:
@@ -77,20 +68,11 @@ def round_instruction(task: str, command: str, failure: str | None) -> str:
             "Write a correct implementation (do not change the tests).")
 
 
-class RepairMixin:
-    _check: CheckState | None
-    _facts: TurnFacts
+class RepairMixin(AgentParts):
     _task: str
-    mode: str
-    _cancel: Any
     engine: Any
-    root: Path
-    config: Any
     context_limit: int
-    _by_name: dict[str, Any]
-    _emit: Callable[[AgentEvent], None]
     _add: Callable[[dict], None]
-    _next_id: Callable[[], int]
     _run_tool: Callable[[ToolCall], ToolResult]
     _run_check: Callable[[CheckState], None]
 

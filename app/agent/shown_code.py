@@ -51,9 +51,15 @@ def _segment(text: str, node: ast.stmt) -> str:
     return "\n".join(lines[first - 1 : node.end_lineno])
 
 
+_TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec"})
+
+
 def is_test_file(path: str) -> bool:
-    p = Path(path)
-    return p.name.startswith("test_") or p.stem.endswith("_test") or "tests" in p.parts or p.name == "conftest.py"
+    """test_x.py, x_test.go, x.test.ts, x.spec.js, conftest.py, or a file under tests/, test/,
+    __tests__/ or spec/."""
+    p = Path(path.replace("\\", "/"))
+    return (p.name.startswith("test_") or p.stem.endswith("_test") or p.name == "conftest.py"
+            or bool({".test", ".spec"} & set(p.suffixes[:-1])) or bool(_TEST_DIRS & set(p.parts[:-1])))
 
 
 def shown_edits(reply: str, files: dict[str, str]) -> list[ShownEdit]:

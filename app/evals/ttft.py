@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -42,10 +41,10 @@ def sample_file(lines: int, salt: str = "") -> str:
     return "\n".join(out[:lines]) + "\n"
 
 
-def _edit(root: Path, name: str, instruction: str, env: dict[str, str], flags: list[str]) -> dict:
+def _edit(root: Path, name: str, instruction: str, flags: list[str]) -> dict:
     t0 = time.perf_counter()
     p = subprocess.run([sys.executable, "-m", "app.cli.main", "edit", name, instruction, "--json", *flags],
-                       cwd=root, env=env, capture_output=True, text=True, timeout=1800)
+                       cwd=root, capture_output=True, text=True, timeout=1800)
     wall = time.perf_counter() - t0
     try:
         stats = json.loads(p.stdout.strip().splitlines()[-1])["stats"]
@@ -61,7 +60,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=2, help="repetitions of each case (fresh repositories)")
     ap.add_argument("--out", default="ttft.json")
     args, flags = ap.parse_known_args(argv)
-    env = dict(os.environ)
     prefix_dir = cache_dir() / "prefix"
     rows = []
     for run in range(args.runs):
@@ -70,12 +68,12 @@ def main(argv: list[str] | None = None) -> int:
         (work / "inventory.py").write_text(sample_file(args.lines, f"R{run}"), encoding="utf-8")
         (work / "other.py").write_text(sample_file(args.lines, f"O{run}"), encoding="utf-8")
         shutil.rmtree(prefix_dir, ignore_errors=True)
-        rows.append({"case": "cold", "run": run, **_edit(work, "inventory.py", "Add a docstring to restock_0.", env, flags)})
+        rows.append({"case": "cold", "run": run, **_edit(work, "inventory.py", "Add a docstring to restock_0.", flags)})
         shutil.rmtree(prefix_dir, ignore_errors=True)
-        _edit(work, "other.py", "Add type hints where they are missing.", env, flags)  # saves the system prompt's state
-        rows.append({"case": "system", "run": run, **_edit(work, "inventory.py", "Add a docstring to restock_0.", env, flags)})
+        _edit(work, "other.py", "Add type hints where they are missing.", flags)  # saves the system prompt's state
+        rows.append({"case": "system", "run": run, **_edit(work, "inventory.py", "Add a docstring to restock_0.", flags)})
         rows.append({"case": "same file", "run": run,
-                     **_edit(work, "inventory.py", "Make restock_1 reject n above 1000.", env, flags)})
+                     **_edit(work, "inventory.py", "Make restock_1 reject n above 1000.", flags)})
         shutil.rmtree(work, ignore_errors=True)
     summary = {}
     for case in ("cold", "system", "same file"):

@@ -144,6 +144,7 @@ def speedups(group: list[RunResult]) -> None:
         r.speedup = r.decode_tok_s / base.decode_tok_s
         r.wall_speedup = r.wall_tok_s / base.wall_tok_s if base.wall_tok_s else 0.0
         if r is not base and len(r.turn_tok_s) > 1 and len(r.turn_tok_s) == len(base.turn_tok_s):
-            r.request_ratios = [round(a / b, 3) if b > 0 else 0.0 for a, b in zip(r.turn_tok_s, base.turn_tok_s, strict=True)]
+            ratios = [a / b if b > 0 else None for a, b in zip(r.turn_tok_s, base.turn_tok_s, strict=True)]
+            r.request_ratios = [round(x, 3) if x is not None else 0.0 for x in ratios]
             r.request_tokens = list(r.turn_lens)
-            r.worst_request = min(a / b for a, b in zip(r.turn_tok_s, base.turn_tok_s, strict=True) if b > 0)
+            r.worst_request = min(x for x in ratios if x is not None)

@@ -3,7 +3,8 @@ check runs, its failure goes into the next round, and the tool loop takes over o
 
 from agent_helpers import call, make_agent
 
-from app.agent.repair import is_test_path, repair_targets
+from app.agent.repair import repair_targets
+from app.agent.shown_code import is_test_file
 from app.events import Notice, ToolCallEvent, ToolResultEvent
 from engine.scripted import ScriptedEngine
 
@@ -26,7 +27,7 @@ def _with_tests(repo):
 
 def test_test_files_are_never_the_rounds_targets():
     assert [p for p in ["test_a.py", "a_test.go", "web/x.spec.ts", "tests/util.py", "src/a.py", "contest.py"]
-            if not is_test_path(p)] == ["src/a.py", "contest.py"]
+            if not is_test_file(p)] == ["src/a.py", "contest.py"]
     files = ["calc.py", "test_calc.py", ".env"]
     assert repair_targets("Fix add in calc.py so test_calc.py passes; see .env", files) == ["calc.py"]
 

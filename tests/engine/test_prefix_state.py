@@ -59,8 +59,8 @@ def test_a_prompt_that_adds_a_file_to_a_saved_system_prompt_is_saved_too(tmp_pat
     pc.root.mkdir()
     system = list(range(1000, 1000 + 200))
     other_file = system + list(range(5000, 5300))
+    pc.path_for(other_file).write_bytes(b"state")  # what the backend would have written
     pc.saved(pc.path_for(other_file), other_file)
-    (pc.root / (pc.path_for(other_file).stem + ".kv")).write_bytes(b"state")
     this_file = system + list(range(7000, 7300))
     assert pc.should_save(this_file, fresh=len(this_file) - len(system))  # 300 tokens beyond the saved 200
     assert not pc.should_save(other_file + [1, 2], fresh=len(other_file))  # all but 2 tokens saved already
