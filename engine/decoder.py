@@ -195,7 +195,7 @@ def run(
         t_pick = clock()  # a model drafter's proposal (and catch-up) counts in its throughput guard
         draft, bucket = speculator.pick(hist, spec, mode, min(room, request.max_tokens - len(out)))
         if draft is not None and shadow is not None:
-            shadow.settle(speculator.acceptance)
+            shadow.settle(speculator)
             shadow = None
         elif draft is None and shadow is None and spec.adaptive:
             shadow = speculator.unverified
@@ -207,12 +207,12 @@ def run(
         assert rows is not None
         if draft is None:
             new = [sampler.sample(rows[-1], hist)]
-            if shadow is not None and shadow.feed(new[0], speculator.acceptance):
+            if shadow is not None and shadow.feed(new[0], speculator):
                 shadow = None
         else:
             verdict = verify(rows, toks, sampler, hist, draft.probs if spec.stochastic_draft else None)
             target.rollback(len(target.kv) - (k - verdict.accepted))
-            speculator.acceptance.update(f"{draft.source}:{mode}", bucket, k, verdict.accepted)
+            speculator.settle(f"{draft.source}:{mode}", bucket, k, verdict.accepted)
             slot = speculator.slots.get(draft.source)
             if slot is not None:
                 slot.drafted += k

@@ -13,8 +13,11 @@ probe passes, and start paying the moment the workload makes them worth it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
-from engine.policy import Acceptance
+
+class Settles(Protocol):
+    def settle(self, key: str, bucket: int, drafted: int, accepted: int, proposed: int = 0) -> None: ...
 
 
 @dataclass
@@ -24,18 +27,18 @@ class Shadow:
     tokens: tuple[int, ...]
     matched: int = 0  # leading tokens the plain passes have emitted as proposed
 
-    def feed(self, token: int, acceptance: Acceptance) -> bool:
+    def feed(self, token: int, sink: Settles) -> bool:
         """One token a plain pass emitted; True once the proposal is settled (and recorded)."""
         if token == self.tokens[self.matched]:
             self.matched += 1
             if self.matched < len(self.tokens):
                 return False
-            acceptance.update(self.key, self.bucket, len(self.tokens), self.matched)
+            sink.settle(self.key, self.bucket, len(self.tokens), self.matched)
             return True
-        acceptance.update(self.key, self.bucket, self.matched + 1, self.matched)
+        sink.settle(self.key, self.bucket, self.matched + 1, self.matched, len(self.tokens))
         return True
 
-    def settle(self, acceptance: Acceptance) -> None:
+    def settle(self, sink: Settles) -> None:
         """A verify pass comes next: record what the plain passes showed so far."""
         if self.matched:
-            acceptance.update(self.key, self.bucket, self.matched, self.matched)
+            sink.settle(self.key, self.bucket, self.matched, self.matched)

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 from engine.drafters.base import Draft, Drafter
 from engine.drafters.model_drafter import common_prefix
-from engine.policy import Acceptance, CostCurve, choose_window, confidence_bucket
+from engine.policy import Acceptance, CostCurve, choose_window, confidence_bucket, expected_tokens
+from engine.requestcal import RequestCalibration
 from engine.shadow import Shadow
 from engine.spec import SpecConfig
 
@@ -83,6 +84,7 @@ class Speculator:
         self.unverified: Shadow | None = None  # the last pick's free proposal it chose not to verify
         self.prefill_s_per_token = 0.0  # the target's, from the last long prefill (0 = not seen)
         self.replies: deque[int] = deque(maxlen=REPLIES_KEPT)  # recent replies' lengths in tokens
+        self.calibration: dict[str, RequestCalibration] = {}  # this request's, by acceptance key
 
     def curve_for(self, mode: str) -> CostCurve:
         """The cost curve of one sampling mode: a pass's host work (sampling every verified row
@@ -128,6 +130,7 @@ class Speculator:
         short reply (the shortest quarter of the recent ones; at most max_tokens) pays for it
         twice over: a server mixes 25-token tool calls with whole files, and the catch-up is
         paid up front. It then shows as time to first token, not as a surprise in the first pass."""
+        self.calibration = {}
         curve = self.curve_for(mode)
         t1 = curve.cost(1)
         for name in spec.drafters:
@@ -152,6 +155,16 @@ class Speculator:
                     continue
             catch_up(hist)
 
+    def settle(self, key: str, bucket: int, drafted: int, accepted: int, proposed: int = 0) -> None:
+        """A draft's outcome (verified, or checked by a shadow): the acceptance estimates learn it,
+        and this request's calibration sets it beside what they expected of the ``proposed``
+        tokens (default: ``drafted``) before learning it."""
+        n = proposed or drafted
+        if n > 0:
+            expected = expected_tokens(self.acceptance.rates(key, bucket, n), n) - 1.0
+            self.calibration.setdefault(key, RequestCalibration()).record(expected, accepted)
+        self.acceptance.update(key, bucket, drafted, accepted)
+
     def end(self, tokens: int) -> None:
         """A reply of ``tokens`` tokens was served."""
         self.replies.append(tokens)
@@ -168,6 +181,9 @@ class Speculator:
             return min(spec.fixed_window, max_k)
         curve = self.curve_for(mode)
         rates = self.acceptance.rates(key, bucket, max_k)
+        cal = self.calibration.get(key)
+        if slot.lookup and cal is not None:
+            rates = cal.scaled(rates)
         cost = slot.cost()
         catch = 0.0 if slot.lookup else self._catch_up_s(slot, hist, curve)
         if slot.lookup or not slot.guard(mode).losing:

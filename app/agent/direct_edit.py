@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.agent.editformat import WHOLE, choose_format, elided, merge_partial
+from app.agent.pyimports import add_missing_imports
 from app.agent.searchreplace import EditBlock, parse_edit_blocks
 from app.wire import wire_for
 from engine.types import CancelToken, DoneEvent, Engine, GenerateRequest, GenStats, SamplingParams, TokenEvent
@@ -250,6 +251,9 @@ def plan_edit(
             {"role": "assistant", "content": done.text},
             {"role": "user", "content": fix.format(failures="\n\n".join(failures), files=_show(files))},
         ]
+    for f in files:
+        if f.path.endswith(".py") and f.text != f.original:
+            f.text = add_missing_imports(f.text, f.original)[0]
     changes = [FileChange(f.path, f.original, f.text, make_diff(f.path, f.original, f.text), f.fmt)
                for f in files if f.text != f.original]
     return EditOutcome(changes, failures, stats, gens, fmt)

@@ -20,18 +20,19 @@ V = 50
 
 def test_feed_records_the_matched_prefix_and_the_first_miss() -> None:
     acc = Acceptance(prior=0.5, prior_weight=0.0, decay=1.0)
+    sink = Speculator(CostCurve({1: 1.0}), {}, acc)
     s = Shadow("ngram:greedy", 3, (7, 8, 9))
-    assert not s.feed(7, acc) and not s.feed(8, acc)
-    assert s.feed(4, acc)  # position 2 missed
+    assert not s.feed(7, sink) and not s.feed(8, sink)
+    assert s.feed(4, sink)  # position 2 missed
     assert acc.rates("ngram:greedy", 3, 3) == [1.0, 1.0, 0.0]
     s = Shadow("ngram:greedy", 3, (7, 8))
-    assert not s.feed(7, acc) and s.feed(8, acc)  # all of it emitted
+    assert not s.feed(7, sink) and s.feed(8, sink)  # all of it emitted
     assert acc.rates("ngram:greedy", 3, 3)[:2] == [1.0, 1.0]
     s = Shadow("ngram:greedy", 2, (5, 6, 7))
-    s.feed(5, acc)
-    s.settle(acc)  # a verify pass comes: what plain passes showed so far counts
+    s.feed(5, sink)
+    s.settle(sink)  # a verify pass comes: what plain passes showed so far counts
     assert acc.rates("ngram:greedy", 2, 1) == [1.0]
-    Shadow("ngram:greedy", 1, (5,)).settle(acc)  # nothing seen: nothing recorded
+    Shadow("ngram:greedy", 1, (5,)).settle(sink)  # nothing seen: nothing recorded
     assert acc.rates("ngram:greedy", 1, 1) == [0.5]
 
 
