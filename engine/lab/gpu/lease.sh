@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# One device lease, step by step (each step is one short call; the machine goes back when idle,
+# so the calls follow each other at once). Files live in /tmp/lease on the device.
+#
+#   lease.sh setup SDIST.tgz WHEELS_DIR   unpack, install the pure-python wheels, start the CUDA build
+#   lease.sh chunk FILE                   add one model chunk (t.NN: target, d.NN: drafter)
+#   lease.sh bench SUITE CONFIGS ROUNDS OUT.json [peer] [nodraft]
+#                                         wait for the build, join and check the models, run real_bench
+set -uo pipefail
+L=/tmp/lease
+REPO=$PWD
+case "$1" in
+setup)
+  mkdir -p $L/m && tar xzf "$2" -C $L && pip install -q --no-index --no-deps --target $L/site "$3"/*.whl || exit 1
+  cd $L/llama_cpp_python-0.3.36/vendor/llama.cpp || exit 1
+  setsid nohup bash -c "cmake -B build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DLLAMA_USE_PREBUILT_UI=OFF \
+    -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DCMAKE_BUILD_TYPE=Release && cmake --build build -j16 --target llama-server; echo rc=\$? > $L/build.rc" \
+    > $L/build.log 2>&1 < /dev/null &
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv ;;
+chunk)
+  cp "$2" $L/m/ && ls $L/m | wc -l && tail -1 $L/build.log ;;
+bench)
+  while [ ! -f $L/build.rc ]; do sleep 2; done
+  cat $L/build.rc; grep -q rc=0 $L/build.rc || { tail -40 $L/build.log; exit 1; }
+  B=$L/llama_cpp_python-0.3.36/vendor/llama.cpp/build/bin
+  for k in t d; do [ -f $L/$k.gguf ] || cat $L/m/$k.* > $L/$k.gguf; done
+  sha256sum $L/t.gguf $L/d.gguf
+  export LLAMA_CPP_LIB_PATH=$B PYTHONPATH=$L/llama_cpp_python-0.3.36:$L/site:$REPO PYTHONUNBUFFERED=1
+  D=$L/d.gguf; [ "${7:-}" = nodraft ] && D=none
+  P=(); [ "${6:-}" = peer ] && P=($B/llama-server)
+  python3 -m engine.lab.gpu.real_bench $L/t.gguf $D "$2" "$3" "$4" "$5" "${P[@]}" ;;
+esac
