@@ -14,7 +14,7 @@ setup)
   mkdir -p $L/m && tar xzf "$2" -C $L && pip install -q --no-index --no-deps --target $L/site "$3"/*.whl || exit 1
   cd $L/llama_cpp_python-0.3.36/vendor/llama.cpp || exit 1
   setsid nohup bash -c "cmake -B build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DLLAMA_USE_PREBUILT_UI=OFF \
-    -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DCMAKE_BUILD_TYPE=Release && cmake --build build -j16 --target llama-server; echo rc=\$? > $L/build.rc" \
+    -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release && cmake --build build -j16 --target llama-server; echo rc=\$? > $L/build.rc" \
     > $L/build.log 2>&1 < /dev/null &
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv ;;
 chunk)
