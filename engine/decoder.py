@@ -149,7 +149,11 @@ def run(
         now = clock()
         return DoneEvent("", (), "error", stats(now), error=f"prompt of {len(prompt)} tokens does not fit the context of {target.n_ctx}")
 
-    logits, st.reused = target.prefill(prompt)
+    joined = speculator.prepare(prompt, spec)  # lookup drafters index the prompt beside the prefill
+    try:
+        logits, st.reused = target.prefill(prompt)
+    finally:
+        joined()
     if len(prompt) - st.reused >= 64:  # long enough to say what a token of prefill costs
         speculator.prefill_s_per_token = (clock() - t_start) / (len(prompt) - st.reused)
     hist = list(prompt)

@@ -4,7 +4,9 @@ and the choice of what to verify next (``Speculator.pick``)."""
 from __future__ import annotations
 
 import copy
+import threading
 from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from engine.drafters.base import Draft, Drafter
@@ -123,6 +125,24 @@ class Speculator:
                 if d.tokens:
                     return d, 0
         return None, 0
+
+    def prepare(self, prompt: Sequence[int], spec: SpecConfig) -> Callable[[], None]:
+        """Start the lookup drafters taking in ``prompt`` beside the target's prefill (llama.cpp's
+        call releases the GIL, and on a GPU the host thread only waits in it); returns the join,
+        to call once the prefill is done. Without this the request's first proposal indexes the
+        new turn, which on a GPU cost more than the steps of a short reply."""
+        takers = [take for name in spec.drafters if (slot := self.slots.get(name)) is not None and slot.lookup
+                  and (take := getattr(slot.drafter, "take_in", None)) is not None]
+        if not takers or spec.max_window <= 0:
+            return _nothing
+
+        def run() -> None:
+            for take in takers:
+                take(prompt)
+
+        t = threading.Thread(target=run, name="tau-take-in", daemon=True)
+        t.start()
+        return t.join
 
     def begin(self, hist: list[int], spec: SpecConfig, mode: str, max_tokens: int) -> None:
         """A new request, its prompt prefilled: discount costly drafters' old acceptance, and
@@ -248,6 +268,10 @@ def observe_pass(curve: CostCurve, n: int, seconds: float, pending: tuple[int, f
     if n > 1:
         return n, seconds
     curve.observe(1, seconds)
+    return None
+
+
+def _nothing() -> None:
     return None
 
 

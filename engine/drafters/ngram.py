@@ -156,6 +156,12 @@ class NgramDrafter:
             self._anchor = self._last = None
             self._last_run = self._anchor_start = 0
 
+    def take_in(self, history: Sequence[int]) -> None:
+        """Index ``history`` now (a prompt, while the target prefills it), so that the request's
+        first proposal does not: a new turn's 500-1,600 tokens took 1-20 ms, against 2 ms steps."""
+        with self._lock:
+            self._sync_history(history)
+
     def propose(self, history: Sequence[int], max_len: int) -> Draft:
         with self._lock:
             hist = self._sync_history(history)
