@@ -5,7 +5,7 @@ taken in beside the prefill (``Speculator.prepare``), on the long suite's prompt
 
 A GPU step of the default 1.5B model takes about 2 ms, so a first proposal that indexes a new
 turn of 500-1,600 tokens is a real share of a short reply. Prompts are rendered as ChatML (the
-default model's format) and tokenized with the target's vocabulary only.
+default model's format) and tokenized by the target (loaded on the CPU).
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from engine.paths import cache_dir
 
 
 def _prompts(path: str) -> list[list[int]]:
-    import llama_cpp
-
-    llm = llama_cpp.Llama(path, vocab_only=True, verbose=False)
+    backend.init()
+    model = backend.Model(path, gpu_layers=0)
     out = []
     for turn in SUITES["long"][0].turns:
         text = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in turn) + "<|im_start|>assistant\n"
-        out.append(list(llm.tokenize(text.encode(), add_bos=False, special=True)))
+        out.append(model.tokenize(text))
+    model.close()
     return out
 
 
