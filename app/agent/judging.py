@@ -14,7 +14,14 @@ from app.agent import toolbox
 from app.agent.checks import CheckState
 from app.agent.confined import read_confined
 from app.agent.exits import Cancelled
-from app.agent.finish import MAX_NUDGES, check_nudge, rename_asked, rename_leftovers, rename_nudge
+from app.agent.finish import (
+    MAX_NUDGES,
+    asks_for_change,
+    check_nudge,
+    rename_asked,
+    rename_leftovers,
+    rename_nudge,
+)
 from app.agent.parts import AgentParts
 from app.agent.repeats import change_tack
 from app.agent.repomap import list_files
@@ -36,8 +43,9 @@ class JudgeMixin(AgentParts):
     journal: Any
 
     def _rename_gate(self, task: str) -> str | None:
-        """A rename the task asked for that left the old name in the workspace is not done."""
-        asked = rename_asked(task) if self._facts.edits and self._facts.nudges < MAX_NUDGES else None
+        """A rename the task asked for that left the old name in the workspace is not done (with
+        or without edits: a run whose every edit failed has not renamed anything either)."""
+        asked = rename_asked(task) if asks_for_change(task) and self._facts.nudges < MAX_NUDGES else None
         if asked is None:
             return None
         hits = rename_leftovers(asked[0], workspace_texts(self.root, list_files(self.root)))

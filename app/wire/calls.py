@@ -5,7 +5,8 @@ A reply is searched in this order, and the first form found wins:
    ``<tool_call>``, Mistral's ``[TOOL_CALLS]``, Llama's ``<|python_tag|>``); all are tried,
    the reply's own family first, so a model that slips into another family's form still works;
 2. fenced blocks (```` ```tool_call ````, ```` ```json ```` or bare fences) holding a call object;
-3. a reply that is just a call object (or several);
+3. a reply that is just a call object (or several; one naming a known tool that is not valid
+   JSON even leniently is an error, not an answer);
 4. call objects inside prose (``I'll read it. {"name": ...}``).
 Forms 2 to 4 count only when the object names a known tool, so an answer that merely shows
 JSON is not mistaken for a call. The JSON goes through ``loads_lenient``; what cannot be read
@@ -86,7 +87,7 @@ def json_values(body: str) -> list[Any]:
     """The JSON value in ``body``; several values one after another (or separated by commas or
     semicolons) are each returned. A ValueError in the list stands for text that is not JSON."""
     try:
-        return [loads_lenient(body)]
+        return [loads_lenient(body, raw_quotes=False)]
     except ValueError as e:
         error = e
     decoder = json.JSONDecoder()
@@ -99,9 +100,15 @@ def json_values(body: str) -> list[Any]:
         try:
             obj, i = decoder.raw_decode(body, i)
         except json.JSONDecodeError:
-            return [error]
+            objs = []
+            break
         objs.append(obj)
-    return objs or [error]
+    if objs:
+        return objs
+    try:  # one value whose strings hold raw quotes (a file's content in write_file)
+        return [loads_lenient(body)]
+    except ValueError:
+        return [error]
 
 
 def _spread(values: list[Any]) -> list[Any]:
@@ -169,11 +176,20 @@ def _fenced(text: str, known: Collection[str] | None) -> ParsedReply | None:
     return ParsedReply(content.strip(), calls, [])
 
 
+_NAMED_START = re.compile(r'\[?\s*\{\s*"name"\s*:\s*"([\w.-]+)"')
+
+
 def _bare(text: str, known: Collection[str] | None) -> ParsedReply | None:
     stripped = text.strip()
     if not stripped.startswith(("{", "[")):
         return None
     values = _spread(json_values(stripped))
+    bad = next((v for v in values if isinstance(v, ValueError)), None)
+    start = _NAMED_START.match(stripped)
+    if bad is not None and start and (known is None or start.group(1) in known):
+        # a reply that is a call to a known tool it could not write as JSON: an error to send
+        # back, never a final answer made of raw JSON
+        return ParsedReply("", [], [f"the tool call is not valid JSON: {bad}"], (stripped,))
     if not values or not all(_named(v, known) for v in values):
         return None
     calls = [c for c in (to_call(v, known) for v in values) if isinstance(c, ToolCall)]

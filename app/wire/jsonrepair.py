@@ -83,8 +83,48 @@ def _strip_trailing_commas(text: str) -> str:
     return re.sub(r",(\s*[}\]])", r"\1", text)
 
 
-def loads_lenient(text: str) -> Any:
-    """``json.loads`` that also accepts the usual small-model mistakes. Raises ValueError."""
+_KEY = re.compile(r'"[\w.-]*"\s*:')
+# a value's closing quote: only closers follow to the end, or a comma and the next key
+_VALUE_END = re.compile(r'(?:\s*[}\]])*\s*$|\s*,\s*"[\w-]+"\s*:')
+
+
+def _escape_inner_quotes(text: str) -> str:
+    """Escape the double quotes a model wrote raw inside string values (a file's content with
+    triple-quoted docstrings or ``d["key"]`` in a write_file call): a value's quote closes it
+    only where the object goes on with its next key or ends; raw newlines and tabs are escaped."""
+    out: list[str] = []
+    in_str = False
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if not in_str:
+            key = _KEY.match(text, i) if c == '"' else None
+            if key:
+                out.append(key.group(0))
+                i = key.end()
+                continue
+            in_str = c == '"'
+            out.append(c)
+        elif c == "\\" and i + 1 < n:
+            out.append(text[i : i + 2])
+            i += 2
+            continue
+        elif c == '"':
+            if _VALUE_END.match(text, i + 1):
+                in_str = False
+                out.append(c)
+            else:
+                out.append('\\"')
+        else:
+            out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(c, c))
+        i += 1
+    return "".join(out)
+
+
+def loads_lenient(text: str, raw_quotes: bool = True) -> Any:
+    """``json.loads`` that also accepts the usual small-model mistakes. Raises ValueError.
+    ``raw_quotes``: also try reading quotes written raw inside string values (last, since two
+    objects one after the other would read as one)."""
     text = text.strip()
     try:
         return json.loads(text)
@@ -94,4 +134,10 @@ def loads_lenient(text: str) -> Any:
     try:
         return json.loads(fixed)
     except json.JSONDecodeError as e:
-        raise ValueError(f"invalid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
+        error = ValueError(f"invalid JSON ({e.msg} at line {e.lineno} column {e.colno})")
+    if raw_quotes:
+        try:  # last: quotes written raw inside a string value
+            return json.loads(_strip_trailing_commas(_close(_escape_inner_quotes(text))))
+        except json.JSONDecodeError:
+            pass
+    raise error

@@ -143,3 +143,33 @@ def test_a_rename_that_left_the_old_name_is_pushed_back(repo):
     assert "config.py:5: out[k] = merge(out.get(k, {}), v)" in engine.prompts[2]
     text = (repo / "config.py").read_text()
     assert "def deep_merge(a, b):" in text and "deep_merge(out.get" in text
+
+
+def test_a_rename_whose_every_edit_failed_is_pushed_back_and_a_raw_json_write_is_a_call(repo):
+    # what the 1.5B model did through tau run: an edit of a file that does not exist, then a
+    # write_file call as bare JSON with the file's docstring quotes unescaped, as its "answer"
+    (repo / "config.py").write_text(CONFIG)
+    renamed = CONFIG.replace("merge(", "deep_merge(").replace("    out = dict(a)\n", '    """Merge b into a."""\n    out = dict(a)\n', 1)
+    raw = '{"name": "write_file", "arguments": {"path": "config.py", "content": "' + renamed.replace("\n", "\\n") + '"}}'
+    assert '"""' in raw  # not valid JSON as written
+    engine = ScriptedEngine([
+        call("edit_file", path="src/main.py", search="def merge(a, b):", replace="def deep_merge(a, b):"),
+        "I renamed the function.",
+        raw,
+        "Renamed merge to deep_merge.",
+    ])
+    agent, rec = make_agent(engine, repo, insist=True)
+    final = agent.run_turn("Rename the function merge to deep_merge in config.py, including its recursive call.")
+    assert "config.py:1: def merge(a, b):" in engine.prompts[2]  # no edit succeeded: still not done
+    assert final.status == "done" and final.message == "Renamed merge to deep_merge."
+    assert (repo / "config.py").read_text() == renamed
+
+
+def test_a_bare_call_to_a_known_tool_that_is_not_json_is_an_error_not_an_answer():
+    from app.agent.toolcalls import parse_reply
+
+    broken = '{"name": "write_file", "arguments": {"path": "a.py", "content": "x = [1, 2"'
+    r = parse_reply(broken + ', "mode": }}', {"write_file": None, "read_file": None})
+    assert r.calls == [] and r.content == "" and r.errors and "not valid JSON" in r.errors[0]
+    shown = parse_reply('{"name": "Ada", "arguments": 3, "x": }', {"write_file": None})
+    assert shown.errors == [] and shown.content.startswith("{")  # not a tool's name: just text

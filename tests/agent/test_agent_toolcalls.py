@@ -94,3 +94,11 @@ def test_tag_variants_and_several_objects_in_one_tag():
     two = '<tool_call>\n{"name": "read_file", "arguments": {"path": "a"}}\n{"name": "read_file", "arguments": {"path": "b"}}\n</tool_call>'
     r = parse_reply(two, KNOWN)
     assert [c.arguments["path"] for c in r.calls] == ["a", "b"] and r.errors == []
+
+
+def test_loads_lenient_reads_quotes_written_raw_inside_a_files_content():
+    content = 'def f(d):\n    """Doc."""\n    x = d["key"]\n    print(f"{x}", "a")\n    return {"a": 1, "b": 2}\n'
+    raw = '{"path": "f.py", "content": "' + content + '"}'
+    assert loads_lenient(raw) == {"path": "f.py", "content": content}
+    with pytest.raises(ValueError):
+        loads_lenient(raw, raw_quotes=False)
