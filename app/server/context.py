@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import os
-from collections.abc import Collection
+from collections.abc import AsyncIterator, Collection
 from urllib.parse import urlsplit
 
 from starlette.concurrency import run_in_threadpool
@@ -18,6 +18,24 @@ from app.server.worker import EngineWorker, Job
 from engine.types import DoneEvent, Engine, ModelInfo, SamplingParams
 
 DEFAULT_MAX_BODY = 8 * 1024 * 1024
+# A refused body is still read (and dropped) up to this much more, for at most DRAIN_S: a client
+# still sending when the server answered 413 and hung up got a connection reset, not the answer.
+DRAIN_BYTES = 1024 * 1024
+DRAIN_S = 2.0
+
+
+async def _drain(source: Request | AsyncIterator[bytes], limit: int) -> None:
+    """Read and drop up to ``limit`` bytes of what is left of a request body."""
+    stream = source.stream() if isinstance(source, Request) else source
+    seen = 0
+    try:
+        async with asyncio.timeout(DRAIN_S):
+            async for chunk in stream:
+                seen += len(chunk)
+                if seen > limit:
+                    return
+    except Exception:  # best effort: a client that hangs up or stalls gets the 413 as it can
+        return
 DEFAULT_BODY_TIMEOUT_S = 30.0  # a client that has not sent its whole body by then holds a connection for nothing
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 
@@ -83,15 +101,20 @@ class ServerContext:
     async def read_json(self, request: Request) -> dict:
         cl = request.headers.get("content-length")
         if cl is not None and cl.isdigit() and int(cl) > self.max_body:
-            raise P.ApiError(413, f"request body of {cl[:20]} bytes exceeds the limit of {self.max_body} bytes",
-                             code="request_too_large")
+            too_large = P.ApiError(413, f"request body of {cl[:20]} bytes exceeds the limit of {self.max_body} bytes",
+                                   code="request_too_large")
+            if int(cl) <= self.max_body + DRAIN_BYTES:
+                await _drain(request, DRAIN_BYTES + self.max_body)
+            raise too_large
         chunks: list[bytes] = []
         size = 0
         try:
             async with asyncio.timeout(self.body_timeout_s):
-                async for chunk in request.stream():
+                stream = request.stream()
+                async for chunk in stream:
                     size += len(chunk)
                     if size > self.max_body:
+                        await _drain(stream, DRAIN_BYTES)
                         raise P.ApiError(413, f"request body exceeds the limit of {self.max_body} bytes",
                                          code="request_too_large")
                     chunks.append(chunk)
