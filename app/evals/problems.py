@@ -17,7 +17,8 @@ from pathlib import Path
 
 # disjoint problem sets, by HumanEval task number: tune the agent on one, report the other
 # heldout2: chosen after the edit rounds were written (heldout's 100-104 had been looked at while writing them)
-SETS = {"tune": range(0, 20), "heldout": range(100, 120), "heldout2": range(120, 140)}
+# heldout3: run once, after the 2026-12-02 fixes (stdlib imports, rename gate, raw-JSON calls), unseen before
+SETS = {"tune": range(0, 20), "heldout": range(100, 120), "heldout2": range(120, 140), "heldout3": range(140, 160)}
 TEST_FILE = "test_solution.py"
 SOLUTION = "solution.py"
 SCORE_TIMEOUT_S = 60
@@ -78,7 +79,7 @@ def parse_selection(text: str) -> list[int]:
         try:
             a, b = int(lo), int(hi or lo)
         except ValueError:
-            raise SystemExit(f"bad problem selection {part!r}: use tune, heldout or numbers like 0-4,10") from None
+            raise SystemExit(f"bad problem selection {part!r}: use a set name ({", ".join(SETS)}) or numbers like 0-4,10") from None
         picked += [n for n in range(a, b + 1) if n not in picked]
     return picked
 
