@@ -79,7 +79,7 @@ def parse_selection(text: str) -> list[int]:
         try:
             a, b = int(lo), int(hi or lo)
         except ValueError:
-            raise SystemExit(f"bad problem selection {part!r}: use a set name ({", ".join(SETS)}) or numbers like 0-4,10") from None
+            raise SystemExit(f"bad problem selection {part!r}: use a set name ({', '.join(SETS)}) or numbers like 0-4,10") from None
         picked += [n for n in range(a, b + 1) if n not in picked]
     return picked
 
