@@ -180,7 +180,8 @@ class Speculator:
         and this request's calibration sets it beside what they expected of the ``proposed``
         tokens (default: ``drafted``) before learning it."""
         n = proposed or drafted
-        if n > 0:
+        slot = self.slots.get(key.partition(":")[0])
+        if n > 0 and slot is not None and slot.lookup:  # only lookup windows are calibrated (_window)
             expected = expected_tokens(self.acceptance.rates(key, bucket, n), n) - 1.0
             self.calibration.setdefault(key, RequestCalibration()).record(expected, accepted)
         self.acceptance.update(key, bucket, drafted, accepted)

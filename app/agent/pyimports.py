@@ -32,13 +32,21 @@ def _bound_names(tree: ast.AST) -> set[str]:
     return bound
 
 
+def _parse(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+
+
 def missing_stdlib_imports(text: str) -> list[str]:
     """Standard-library modules ``text`` uses as ``module.attr`` without binding them, in order of
     first use; [] when the text does not parse."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return []
+    tree = _parse(text)
+    return [] if tree is None else _missing(tree)
+
+
+def _missing(tree: ast.Module) -> list[str]:
     bound = _bound_names(tree) | set(dir(builtins))
     seen: dict[str, tuple[int, int]] = {}
     for node in ast.walk(tree):
@@ -68,10 +76,10 @@ def add_missing_imports(text: str, before: str = "") -> tuple[str, list[str]]:
     imports (those ``before``, the file as it was, lacked too are left alone: not this edit's
     doing), and the names added (none: ``text`` unchanged)."""
     old = set(missing_stdlib_imports(before)) if before else set()
-    names = [n for n in missing_stdlib_imports(text) if n not in old]
-    if not names:
+    tree = _parse(text)
+    names = [] if tree is None else [n for n in _missing(tree) if n not in old]
+    if tree is None or not names:
         return text, []
-    tree = ast.parse(text)
     lines = text.splitlines(keepends=True)
     at = _insert_at(tree)
     block = "".join(f"import {n}\n" for n in names)
