@@ -30,7 +30,7 @@ from app.controller.model_session import LoadProgress, ModelSession, SessionSetu
 from app.controller.results import Problem, QuitRequested, SessionDiff, ThemeSet, Undone
 from app.controller.statsfmt import status_fields, status_line
 from app.controller.textfmt import clip_lines, first_line
-from app.controller.visible import visible_text
+from app.controller.visible import thinking_of, visible_text
 from app.events import (
     AgentEvent,
     AssistantDelta,
@@ -44,6 +44,16 @@ from app.events import (
 from tools.permissions_types import ApprovalDecision, ApprovalRequest
 
 DIM, RED, GREEN, YELLOW, BOLD, RESET = "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[1m", "\x1b[0m"
+
+
+def _settled_thinking(raw: str) -> str:
+    """The thinking so far, less a tail that may be the start of ``</think>``."""
+    thought = thinking_of(raw)
+    if "</think>" not in raw:
+        for n in range(min(len(thought), 8), 0, -1):
+            if "</think>".startswith(thought[-n:]):
+                return thought[:-n]
+    return thought
 
 
 def color_diff(diff: str, color: bool = True) -> str:
@@ -91,6 +101,7 @@ class PlainUI:
         )
         self._raw = ""
         self._shown = ""  # the visible part of the reply streamed so far
+        self._thought = ""  # the thinking (Qwen3's <think>) streamed so far, shown dimmed
         self._streamed = False
         self._lock = threading.Lock()
         if history is None:
@@ -148,7 +159,16 @@ class PlainUI:
     def _stream(self, raw: str) -> None:
         """Print what became visible; text that visible_text may still take back waits."""
         self._raw = raw
+        thought = _settled_thinking(raw)
+        if thought.startswith(self._thought) and len(thought) > len(self._thought):
+            if not self._thought:
+                self.write(self.c(DIM, "thinking: "), end="")
+            self.write(self.c(DIM, thought[len(self._thought) :]), end="")
+            self._thought = thought
+            self._streamed = True
         visible = visible_text(raw)
+        if visible.strip() and self._thought and not self._shown:
+            self.write()  # the answer starts on its own line below the thinking
         if visible.startswith(self._shown) and len(visible) > len(self._shown):
             self.write(visible[len(self._shown) :], end="")
             self._shown = visible
@@ -159,6 +179,7 @@ class PlainUI:
             self.write()
         self._raw = ""
         self._shown = ""
+        self._thought = ""
         self._streamed = False
 
     def approver(self, request: ApprovalRequest) -> ApprovalDecision:

@@ -81,3 +81,23 @@ def test_plain_diff_colouring() -> None:
     coloured = color_diff(diff)
     assert "\x1b[" in coloured and "+b" in coloured
     assert color_diff(diff, color=False) == diff.rstrip("\n")
+
+
+def test_plain_shows_thinking_dimmed_before_the_answer(repo: Path, pipe) -> None:
+    engine = ScriptedEngine(["<think>\nTwo plus two is four.\n</think>\n\nThe answer is 4."])
+    ui, out = plain(repo, engine, pipe)
+    pipe.send_text("what is 2+2\r")
+    pipe.send_text("\x04")
+    assert ui.loop() == 0
+    text = out.getvalue()
+    assert "thinking: Two plus two is four." in text
+    assert "The answer is 4." in text.split("thinking: Two plus two is four.", 1)[1]
+    assert "<think>" not in text and "</think>" not in text and "</" not in text
+
+
+def test_plain_thinking_holds_back_a_partial_closing_tag() -> None:
+    from app.plain import _settled_thinking
+
+    assert _settled_thinking("<think>so it is 4</thi") == "so it is 4"
+    assert _settled_thinking("<think>a < b") == "a < b"
+    assert _settled_thinking("<think>a</think>answer") == "a"
