@@ -10,10 +10,12 @@ note. Nothing is written until ``write_changes``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from app.agent.editformat import WHOLE, choose_format, elided, merge_partial
+from app.agent.example_run import ExampleReport, run_examples
+from app.agent.examples import ExampleResult, changed_functions, find_examples
 from app.agent.pyimports import add_missing_imports
 from app.agent.searchreplace import EditBlock, parse_edit_blocks
 from app.wire import wire_for
@@ -105,6 +107,7 @@ class EditOutcome:
     stats: GenStats | None
     generations: int
     edit_format: str = WHOLE
+    examples: ExampleReport | None = None  # the docstring examples of the changed functions
 
     @property
     def diff(self) -> str:
@@ -127,6 +130,14 @@ def load_files(root: Path, paths: list[str]) -> list[SourceFile]:
 
 def _show(files: list[SourceFile]) -> str:
     return "".join(f"{f.path}\n```\n{f.text}{'' if f.text.endswith(chr(10)) or not f.text else chr(10)}```\n\n" for f in files)
+
+
+def edit_messages(files: list[SourceFile], instruction: str, fmt: str) -> list[dict[str, str]]:
+    """The first request: the format's rules, then the files and the instruction."""
+    return [
+        {"role": "system", "content": WHOLE_SYSTEM if fmt == WHOLE else EDIT_SYSTEM},
+        {"role": "user", "content": f"{_show(files)}Instruction: {instruction}"},
+    ]
 
 
 def _apply_whole(f: SourceFile, text: str) -> str | None:
@@ -197,10 +208,88 @@ def plan_edit(
     edit_format: str | None = None,
     sampling: SamplingParams | None = None,
     base: dict[str, str] | None = None,
+    examples: bool = False,
+    example_retries: int = 2,
 ) -> EditOutcome:
     """``edit_format``: WHOLE or SEARCH_REPLACE; None picks by the files' size. ``sampling``:
     greedy unless given. ``base``: texts to edit instead of the files' current ones (a fresh try
-    from the originals after a failed one)."""
+    from the originals after a failed one). ``examples``: run the docstring examples of the
+    changed Python functions (sandboxed); while some fail, up to ``example_retries`` fresh
+    sampled tries from the original files, told what failed, and the try with the fewest
+    failures is kept (asked to repair its own code, a small model mostly returns it unchanged)."""
+    outcome = _plan_once(engine, root, paths, instruction, retries=retries, cancel=cancel, on_text=on_text,
+                         edit_format=edit_format, sampling=sampling, base=base)
+    report = check_examples(root, outcome.changes) if examples and not outcome.failures else None
+    if report is None or not report.ran or report.ok:
+        return replace(outcome, examples=report)
+    originals = {c.path: c.old for c in outcome.changes}
+    best, best_report, gens = outcome, report, outcome.generations
+    tried = {_texts(outcome)}
+    for n in range(1, example_retries + 1):
+        if cancel is not None and cancel.cancelled:
+            break
+        hint = (f"{instruction}\n\nAn earlier attempt did not do what the docstring shows.\n{best_report.feedback()}\n"
+                "Write a correct implementation for the general case (not the examples' answers).")
+        again = _plan_once(engine, root, paths, hint, retries=retries, cancel=cancel, on_text=on_text,
+                           edit_format=outcome.edit_format, base={**(base or {}), **originals},
+                           sampling=SamplingParams(temperature=RETRY_TEMPERATURE, top_p=0.95, seed=n))
+        gens += again.generations
+        if again.failures or not again.changes or _texts(again) in tried:
+            continue
+        tried.add(_texts(again))
+        rep = check_examples(root, again.changes)
+        if rep is not None and rep.ran and _failures(rep) < _failures(best_report):
+            best, best_report = again, rep
+            if rep.ok:
+                break
+    return replace(best, examples=best_report, generations=gens)
+
+
+RETRY_TEMPERATURE = 0.6  # a fresh try, not the greedy reply again
+
+
+def _texts(outcome: EditOutcome) -> tuple[tuple[str, str], ...]:
+    return tuple((c.path, c.new) for c in outcome.changes)
+
+
+def _failures(report: ExampleReport) -> int:
+    return len(report.failed) if not report.error else len(report.results) + 1_000
+
+
+def check_examples(root: Path, changes: list[FileChange]) -> ExampleReport | None:
+    """The docstring examples (as the user wrote them) of every changed Python function, run
+    against the new texts; None when there are none."""
+    results: list[ExampleResult] = []
+    for c in changes:
+        if not c.path.endswith(".py"):
+            continue
+        names = changed_functions(c.old, c.new)
+        kept = {(e.call, e.expected) for e in find_examples(c.new, names)}
+        # an example the edit rewrote is the user's new intent, not a check on it
+        found = [e for e in find_examples(c.old, names) if (e.call, e.expected) in kept]
+        if not found:
+            continue
+        rep = run_examples(root, c.path, c.new, found)
+        if not rep.ran or rep.error:
+            return rep
+        results += rep.results
+    return ExampleReport(ran=True, results=tuple(results)) if results else None
+
+
+def _plan_once(
+    engine: Engine,
+    root: Path,
+    paths: list[str],
+    instruction: str,
+    *,
+    retries: int = 1,
+    cancel: CancelToken | None = None,
+    on_text: Callable[[str], None] | None = None,
+    edit_format: str | None = None,
+    sampling: SamplingParams | None = None,
+    base: dict[str, str] | None = None,
+) -> EditOutcome:
+    """One try: the reply, and up to ``retries`` resends of blocks that did not apply."""
     files = load_files(root, paths)
     for f in files:
         if base and f.path in base:
@@ -208,10 +297,7 @@ def plan_edit(
     for f in files:  # the drafter copies unchanged lines from here: a rewrite costs its changes
         engine.register_context(f"file:{f.path}", f.original)
     fmt = edit_format or choose_format([f.original for f in files], engine.count_tokens)
-    messages = [
-        {"role": "system", "content": WHOLE_SYSTEM if fmt == WHOLE else EDIT_SYSTEM},
-        {"role": "user", "content": f"{_show(files)}Instruction: {instruction}"},
-    ]
+    messages = edit_messages(files, instruction, fmt)
     n_ctx = engine.info.n_ctx
     stats: GenStats | None = None
     failures: list[str] = []

@@ -16,6 +16,7 @@ from typing import Any
 from app.agent.checks import tail
 from app.agent.direct_edit import EditError, plan_edit, write_changes
 from app.agent.editformat import SEARCH_REPLACE, WHOLE
+from app.agent.example_run import ExampleReport
 from app.cli.main import UsageError, add_model_flags
 from app.config import Config
 from app.controller.opening import open_engine
@@ -31,6 +32,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--check", metavar="CMD", help="run CMD after applying (e.g. 'pytest -q'); exit 1 if it fails")
     p.add_argument("--edit-format", dest="edit_format", choices=["auto", WHOLE, SEARCH_REPLACE], default="auto",
                    help="whole-file rewrite or SEARCH/REPLACE blocks (default auto: whole for small files)")
+    p.add_argument("--no-examples", dest="examples", action="store_false",
+                   help="do not run the changed functions' docstring examples (run sandboxed, failures sent back)")
     add_model_flags(p)
     p.set_defaults(func=run)
 
@@ -46,6 +49,24 @@ def _confirm(question: str) -> bool:
 
 
 CHECK_TIMEOUT_S = 600
+
+
+def _examples_json(report: ExampleReport | None) -> dict[str, Any] | None:
+    if report is None:
+        return None
+    return {"ran": report.ran, "passed": report.passed, "total": len(report.results),
+            "failed": [r.describe() for r in report.failed], "error": report.error or None}
+
+
+def _examples_line(report: ExampleReport) -> str:
+    if not report.ran:
+        return f"docstring examples not run: {report.error}"
+    if report.error:
+        return f"docstring examples: {report.error}"
+    if report.ok:
+        return f"docstring examples: {report.passed}/{len(report.results)} hold"
+    return (f"docstring examples: {len(report.failed)} of {len(report.results)} do not hold: "
+            + "; ".join(r.describe() for r in report.failed[:3]))
 
 
 def run_check(command: str, root: Path) -> dict[str, Any]:
@@ -83,7 +104,8 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
 
             fmt = None if getattr(args, "edit_format", "auto") == "auto" else args.edit_format
             outcome = plan_edit(engine, root, paths, instruction, retries=max(0, args.retries),
-                                on_text=show if live else None, edit_format=fmt)
+                                on_text=show if live else None, edit_format=fmt,
+                                examples=getattr(args, "examples", True))
             if live:
                 sys.stderr.write("\n")
         except EditError as e:
@@ -113,6 +135,7 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
             "failures": outcome.failures,
             "edit_format": outcome.edit_format,
             "check": check,
+            "examples": _examples_json(outcome.examples),
             "stats": stats,
         }))
     elif not outcome.changes:
@@ -121,6 +144,8 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         print(f"tau: applied to {', '.join(c.path for c in outcome.changes)}", file=sys.stderr)
     else:
         print("tau: not applied (pass --yes to apply without asking)", file=sys.stderr)
+    if outcome.examples is not None and not args.json:
+        print(f"tau: {_examples_line(outcome.examples)}", file=sys.stderr)
     if check is not None and check["ran"] and not args.json:
         verdict = "passed" if check["passed"] else f"FAILED (exit code {check['exit_code']})"
         print(f"tau: check `{check['command']}` {verdict}", file=sys.stderr)
