@@ -3,7 +3,8 @@
 A docstring that says ``>>> f(2)`` / ``4``, ``f(2) == 4``, ``f(2) -> 4`` or ``f(2) ➞ 4`` states
 what the function must do; ``tau edit`` runs those examples after a change (in the shell
 sandbox, ``app.agent.example_run``) and sends the ones that fail back to the model. Only calls
-of the function itself with a literal expected value count: prose around them is ignored.
+of the function itself with literal arguments and a literal expected value count: prose
+around them, and notation such as ``f(abc) => False`` with an unquoted string, is ignored.
 """
 
 from __future__ import annotations
@@ -45,11 +46,15 @@ def _literal(text: str) -> bool:
 
 
 def _calls(expr: str, name: str) -> bool:
+    """``expr`` calls ``name`` with literal arguments only (``f(abc)`` is notation, not code)."""
     try:
         node = ast.parse(expr, mode="eval").body
     except (SyntaxError, ValueError):
         return False
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name):
+        return False
+    args = [*node.args, *(k.value for k in node.keywords)]
+    return all(not isinstance(a, ast.Starred) and _literal(ast.unparse(a)) for a in args)
 
 
 def _from_docstring(name: str, doc: str, first_line: int) -> list[Example]:

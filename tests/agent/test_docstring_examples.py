@@ -27,6 +27,7 @@ def fix_spaces(text):
     >>> fix_spaces("a  b")
     'a__b'
     Calling fix_spaces(text) on anything else returns a string.
+    fix_spaces(abc) => abc
     helper(1) == 2
     """
     raise NotImplementedError
@@ -49,7 +50,7 @@ def test_examples_are_read_from_the_forms_docstrings_use():
         ('fix_spaces("Example 1")', '"Example_1"'),
         ('fix_spaces(" Example   3")', '"_Example-3"'),
         ('fix_spaces("a  b")', "'a__b'"),
-    ]  # prose, and a call of another function, are not examples
+    ]  # prose, notation with unquoted strings and a call of another function are not examples
     assert found[0].line == 7 and {e.function for e in found} == {"fix_spaces"}
     assert find_examples(STUB, ["helper"]) == [] and find_examples("def (:") == []
     assert changed_functions(STUB, NAIVE) == ["fix_spaces"]
