@@ -1,6 +1,7 @@
 """The examples a Python docstring gives, as checks an edit must pass.
 
-A docstring that says ``>>> f(2)`` / ``4``, ``f(2) == 4``, ``f(2) -> 4`` or ``f(2) ➞ 4`` states
+A docstring that says ``>>> f(2)`` / ``4``, ``f(2) == 4``, ``f(2) -> 4``, ``f(2) ➞ 4`` or
+``f(2) returns 4`` states
 what the function must do; ``tau edit`` runs those examples after a change (in the shell
 sandbox, ``app.agent.example_run``) and sends the ones that fail back to the model. Only calls
 of the function itself with literal arguments and a literal expected value count: prose
@@ -15,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 MAX_EXAMPLES = 12  # per file: enough to judge, few enough to keep the feedback short
-_ARROW = re.compile(r"^\s*(?:[*\-•]\s*|#\s*)?(?P<call>[A-Za-z_]\w*\(.*\))\s*(?:==|->|➞|→|=>|⇒)\s*(?P<want>.+?)\s*\.?$")
+_ARROW = re.compile(r"^\s*(?:[*\-•]\s*|#\s*)?(?P<call>[A-Za-z_]\w*\(.*\))\s*(?:==|->|➞|→|=>|⇒|should\s+return|returns|gives)\s*(?P<want>.+?)\s*\.?$")
 _PROMPT = re.compile(r"^\s*>>>\s?(?P<call>.*)$")
 
 

@@ -28,6 +28,7 @@ def fix_spaces(text):
     'a__b'
     Calling fix_spaces(text) on anything else returns a string.
     fix_spaces(abc) => abc
+    fix_spaces("x y") returns "x_y"
     helper(1) == 2
     """
     raise NotImplementedError
@@ -50,6 +51,7 @@ def test_examples_are_read_from_the_forms_docstrings_use():
         ('fix_spaces("Example 1")', '"Example_1"'),
         ('fix_spaces(" Example   3")', '"_Example-3"'),
         ('fix_spaces("a  b")', "'a__b'"),
+        ('fix_spaces("x y")', '"x_y"'),
     ]  # prose, notation with unquoted strings and a call of another function are not examples
     assert found[0].line == 7 and {e.function for e in found} == {"fix_spaces"}
     assert find_examples(STUB, ["helper"]) == [] and find_examples("def (:") == []
@@ -61,7 +63,7 @@ def test_the_examples_run_against_the_new_text_without_writing_it(tmp_path: Path
     (tmp_path / "solution.py").write_text(STUB)
     found = find_examples(STUB)
     report = example_run.run_examples(tmp_path, "solution.py", NAIVE, found)
-    assert report.ran and not report.error and report.passed == 2
+    assert report.ran and not report.error and report.passed == 3
     assert [r.describe() for r in report.failed] == [
         """fix_spaces(" Example   3") gave '_Example___3'; the docstring says "_Example-3\""""]
     assert example_run.run_examples(tmp_path, "solution.py", RIGHT, found).ok
@@ -84,7 +86,7 @@ def test_failing_examples_go_back_to_the_model_until_they_hold(tmp_path: Path):
     engine = ScriptedEngine([f"solution.py\n```python\n{NAIVE}```\n", f"solution.py\n```python\n{RIGHT}```\n"])
     outcome = plan_edit(engine, tmp_path, ["solution.py"], "implement fix_spaces", examples=True)
     assert outcome.generations == 2 and outcome.changes[0].new == RIGHT
-    assert outcome.examples is not None and outcome.examples.ok and outcome.examples.passed == 3
+    assert outcome.examples is not None and outcome.examples.ok and outcome.examples.passed == 4
     # the second try is a fresh sampled one from the original file, told what failed
     assert """fix_spaces(" Example   3") gave '_Example___3'""" in engine.prompts[1]
     assert "raise NotImplementedError" in engine.prompts[1] and "return text.replace" not in engine.prompts[1]
@@ -118,7 +120,7 @@ def test_tau_edit_reports_the_examples_in_json(in_repo, engines, capsys):
     code = main(["edit", "solution.py", "implement fix_spaces", "--yes", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["applied"]
-    assert out["examples"]["ran"] and out["examples"]["passed"] == 2 and out["examples"]["total"] == 3
+    assert out["examples"]["ran"] and out["examples"]["passed"] == 3 and out["examples"]["total"] == 4
     assert out["examples"]["failed"][0].startswith('fix_spaces(" Example   3") gave')
     assert out["stats"]["generations"] == 3
     queue.append(ScriptedEngine([f"solution.py\n```python\n{NAIVE}```\n"]))
