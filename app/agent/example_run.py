@@ -85,7 +85,8 @@ def run_examples(root: Path, path: str, source: str, examples: list[Example]) ->
         return ExampleReport(ran=False, error="no examples")
     if len(source.encode("utf-8")) > MAX_SOURCE_BYTES:
         return ExampleReport(ran=False, error="the file is too large to check its examples")
-    command = f"{shlex.quote(sys.executable)} -c {shlex.quote(_CHILD)}"
+    # the base interpreter: a virtualenv under /tmp is hidden by the sandbox's private /tmp
+    command = f"{shlex.quote(os.path.realpath(sys.executable))} -c {shlex.quote(_CHILD)}"
     env = {**os.environ, "TAU_EXAMPLE_PATH": path, "TAU_EXAMPLE_SOURCE": source,
            "TAU_EXAMPLES": json.dumps([[e.call, e.expected] for e in examples])}
     launch = prepare(command, root, ShellOptions(mode="full-auto", network=False), env)
@@ -101,10 +102,15 @@ def run_examples(root: Path, path: str, source: str, examples: list[Example]) ->
             except ValueError:
                 continue
             if "error" in data:
-                return ExampleReport(ran=True, error=str(data["error"]))
+                error = str(data["error"])
+                if error.startswith(("ModuleNotFoundError", "ImportError")):  # the sandbox's Python lacks a package
+                    return ExampleReport(ran=False, error=f"cannot load the file in the sandbox: {error}")
+                return ExampleReport(ran=True, error=error)
             pairs = data.get("results", [])
             if len(pairs) != len(examples):
                 return ExampleReport(ran=True, error="the check gave a result for only some examples")
             return ExampleReport(ran=True, results=tuple(
                 ExampleResult(e, bool(ok), str(got)) for e, (ok, got) in zip(examples, pairs, strict=True)))
+    if res.exit_code in (126, 127):  # no interpreter inside the sandbox: nothing was judged
+        return ExampleReport(ran=False, error=f"no Python to run them in the sandbox (exit {res.exit_code})")
     return ExampleReport(ran=True, error=f"the check printed nothing usable (exit {res.exit_code})")

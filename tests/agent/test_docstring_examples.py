@@ -68,8 +68,11 @@ def test_the_examples_run_against_the_new_text_without_writing_it(tmp_path: Path
         """fix_spaces(" Example   3") gave '_Example___3'; the docstring says "_Example-3\""""]
     assert example_run.run_examples(tmp_path, "solution.py", RIGHT, found).ok
     assert (tmp_path / "solution.py").read_text() == STUB
-    broken = example_run.run_examples(tmp_path, "solution.py", "import no_such_module\n" + RIGHT, found)
-    assert broken.ran and "No module named 'no_such_module'" in broken.error and not broken.ok
+    broken = example_run.run_examples(tmp_path, "solution.py", RIGHT + "\nundefined_name + 1\n", found)
+    assert broken.ran and "NameError" in broken.error and not broken.ok
+    # a package the sandbox's Python lacks: nothing can be judged, so nothing is held against the edit
+    missing = example_run.run_examples(tmp_path, "solution.py", "import no_such_module\n" + RIGHT, found)
+    assert not missing.ran and "No module named 'no_such_module'" in missing.error
 
 
 @needs_bwrap
