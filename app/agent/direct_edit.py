@@ -9,6 +9,7 @@ note. Nothing is written until ``write_changes``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -217,12 +218,13 @@ def plan_edit(
     changed Python functions (sandboxed); while some fail, up to ``example_retries`` fresh
     sampled tries from the original files, told what failed, and the try with the fewest
     failures is kept (asked to repair its own code, a small model mostly returns it unchanged)."""
-    outcome = _plan_once(engine, root, paths, instruction, retries=retries, cancel=cancel, on_text=on_text,
-                         edit_format=edit_format, sampling=sampling, base=base)
+    once = functools.partial(_plan_once, engine, root, paths, retries=retries, cancel=cancel, on_text=on_text)
+    outcome = once(instruction, edit_format=edit_format, sampling=sampling, base=base)
     report = check_examples(root, outcome.changes) if examples and not outcome.failures else None
     if report is None or not report.ran or report.ok:
         return replace(outcome, examples=report)
-    originals = {c.path: c.old for c in outcome.changes}
+    originals = {**(base or {}), **{c.path: c.old for c in outcome.changes}}
+    greedy = sampling or SamplingParams(temperature=0.0)
     best, best_report, gens = outcome, report, outcome.generations
     tried = {_texts(outcome)}
     for n in range(1, example_retries + 1):
@@ -230,9 +232,8 @@ def plan_edit(
             break
         hint = (f"{instruction}\n\nAn earlier attempt did not do what the docstring shows.\n{best_report.feedback()}\n"
                 "Write a correct implementation for the general case (not the examples' answers).")
-        again = _plan_once(engine, root, paths, hint, retries=retries, cancel=cancel, on_text=on_text,
-                           edit_format=outcome.edit_format, base={**(base or {}), **originals},
-                           sampling=SamplingParams(temperature=RETRY_TEMPERATURE, top_p=0.95, seed=n))
+        again = once(hint, edit_format=outcome.edit_format, base=originals,
+                     sampling=retry_sampling(greedy.temperature, greedy.top_p, n))
         gens += again.generations
         if again.failures or not again.changes or _texts(again) in tried:
             continue
@@ -245,7 +246,14 @@ def plan_edit(
     return replace(best, examples=best_report, generations=gens)
 
 
-RETRY_TEMPERATURE = 0.6  # a fresh try, not the greedy reply again
+RETRY_TEMPERATURE = 0.6  # the agent's usual sampling, for a greedy run's retries
+
+
+def retry_sampling(temperature: float, top_p: float, n: int) -> SamplingParams:
+    """How a try after a failed one samples: at the run's temperature, or at 0.6 in a greedy run
+    (a greedy retry would repeat itself); seeded by the try, so a run is repeatable."""
+    return SamplingParams(temperature=temperature if temperature > 0 else RETRY_TEMPERATURE,
+                          top_p=top_p if temperature > 0 else 0.95, seed=1000 + n)
 
 
 def _texts(outcome: EditOutcome) -> tuple[tuple[str, str], ...]:

@@ -1,9 +1,8 @@
 """The examples a Python docstring gives, as checks an edit must pass.
 
 A docstring that says ``>>> f(2)`` / ``4``, ``f(2) == 4``, ``f(2) -> 4``, ``f(2) ➞ 4`` or
-``f(2) returns 4`` states
-what the function must do; ``tau edit`` runs those examples after a change (in the shell
-sandbox, ``app.agent.example_run``) and sends the ones that fail back to the model. Only calls
+``f(2) returns 4`` states what the function must do; ``tau edit`` runs those examples after a
+change (in the shell sandbox, ``app.agent.example_run``) and tells the next try which failed. Only calls
 of the function itself with literal arguments and a literal expected value count: prose
 around them, and notation such as ``f(abc) => False`` with an unquoted string, is ignored.
 """
@@ -90,7 +89,7 @@ def find_examples(source: str, names: Iterable[str] | None = None) -> list[Examp
         if wanted is not None and node.name not in wanted:
             continue
         doc = ast.get_docstring(node, clean=False)
-        if not doc or not node.body:
+        if not doc:
             continue
         out += _from_docstring(node.name, doc, node.body[0].lineno)
     unique = {(e.call, e.expected): e for e in reversed(out)}  # the first of equal examples stays

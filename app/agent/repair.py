@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.agent.checks import CheckState, tail
 from app.agent.confined import read_confined
-from app.agent.direct_edit import EditError, plan_edit
+from app.agent.direct_edit import EditError, plan_edit, retry_sampling
 from app.agent.exits import Cancelled, Finished
 from app.agent.finish import failure_lines
 from app.agent.mentions import mentioned_files
@@ -34,7 +34,6 @@ from app.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from engine.types import SamplingParams
 from tools.secret_files import is_secret_path
 
 if TYPE_CHECKING:
@@ -44,19 +43,12 @@ if TYPE_CHECKING:
 
 MAX_ROUNDS = 6
 LOOP_STEPS = 2  # steps the tool loop keeps after the rounds
-RETRY_TEMPERATURE = 0.6  # the agent's usual sampling, for a greedy run's retries
 FEEDBACK_CHARS = 2000
+
 
 def repair_targets(task: str, files: list[str]) -> list[str]:
     """The files a job's edit rounds rewrite: those the task names, less tests and secrets."""
     return [f for f in mentioned_files(task, files) if not is_test_file(f) and not is_secret_path(f)]
-
-
-def retry_sampling(temperature: float, top_p: float, n: int) -> SamplingParams:
-    """How a round after a failed one samples: at the run's temperature, or at 0.6 in a greedy run
-    (a greedy retry would repeat itself); seeded by the round, so a run is repeatable."""
-    return SamplingParams(temperature=temperature if temperature > 0 else RETRY_TEMPERATURE,
-                          top_p=top_p if temperature > 0 else 0.95, seed=1000 + n)
 
 
 def round_instruction(task: str, command: str, failure: str | None) -> str:
