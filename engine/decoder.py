@@ -90,6 +90,7 @@ class LoopState:
     reached: list[int] = field(default_factory=list)
     acc_pos: list[int] = field(default_factory=list)
     near_ties: int = 0
+    rows: dict[int, int] = field(default_factory=dict)  # decode passes by rows evaluated
 
     def record(self, name: str, k: int, accepted: int) -> None:
         self.drafted[name] = self.drafted.get(name, 0) + k
@@ -143,6 +144,7 @@ def run(
             ceiling_tok_s=ceiling_tok_s,
             near_tie_divergences=st.near_ties,
             emitted_tokens=emitted,
+            pass_rows=dict(st.rows),
         )
 
     if len(prompt) >= target.n_ctx:
@@ -208,6 +210,7 @@ def run(
         t0 = clock()  # the pass is timed from here through verification (host work included)
         rows = target.eval([hist[-1]] + toks, all_logits=k > 0)
         st.passes += 1
+        st.rows[k + 1] = st.rows.get(k + 1, 0) + 1
         assert rows is not None
         if draft is None:
             new = [sampler.sample(rows[-1], hist)]

@@ -9,7 +9,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
+
+_K = TypeVar("_K")
 
 SPEC_MODES = ("off", "ngram", "draft", "mtp", "auto")
 
@@ -53,7 +55,7 @@ def ceiling_fraction(decode_tok_s: float, ceiling_tok_s: float) -> float:
     return decode_tok_s / ceiling_tok_s if ceiling_tok_s > 0 else 0.0
 
 
-def _sum_counts(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+def _sum_counts(a: dict[_K, int], b: dict[_K, int]) -> dict[_K, int]:
     out = dict(a)
     for k, v in b.items():
         out[k] = out.get(k, 0) + v
@@ -78,6 +80,7 @@ class GenStats:
     ceiling_tok_s: float = 0.0  # memory bandwidth / bytes of weights per token
     near_tie_divergences: int = 0
     emitted_tokens: int = 0  # tokens the passes produced: completion plus a final end-of-generation token
+    pass_rows: dict[int, int] = field(default_factory=dict)  # decode passes by rows evaluated (1 = plain)
 
     @property
     def emitted(self) -> int:
@@ -105,6 +108,7 @@ class GenStats:
             ceiling_tok_s=o.ceiling_tok_s or self.ceiling_tok_s,
             near_tie_divergences=self.near_tie_divergences + o.near_tie_divergences,
             emitted_tokens=self.emitted + o.emitted,
+            pass_rows=_sum_counts(self.pass_rows, o.pass_rows),
         )
 
     @property
@@ -145,6 +149,7 @@ class GenStats:
             "ceiling_frac": round(self.ceiling_frac, 4),
             "near_tie_divergences": self.near_tie_divergences,
             "emitted_tokens": self.emitted_tokens,
+            "pass_rows": {str(k): v for k, v in sorted(self.pass_rows.items())},
         }
 
 

@@ -23,6 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--synthetic", metavar="SHAPE", help="benchmark a random-weight model of a named shape instead")
     p.add_argument("--rounds", type=int, default=1,
                    help="run every group this many times (order rotated, sampled seeds varied) and pool them")
+    p.add_argument("--paired", action="store_true",
+                   help="run every request in plain and the one other configuration back to back (the long "
+                        "suite: per-request ratios two runs a few seconds apart, not half an hour)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--out", help="also write the JSON results to this file")
     p.add_argument("--peer-server", metavar="PATH",
@@ -56,6 +59,8 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
     if args.rounds < 1:
         raise UsageError("--rounds takes a positive number")
     names = {c.name for c in CONFIGS}
+    if args.paired and len([c for c in args.configs.split(",") if c and c != "plain"]) != 1:
+        raise UsageError("--paired takes --configs plain,CONFIG with one tau configuration beside plain")
     configs = tuple(c for c in args.configs.split(",") if c) or None
     if configs and any(c not in names for c in configs):
         raise UsageError(f"unknown configuration; known: {', '.join(sorted(names))}")
@@ -69,7 +74,8 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         print(f"tau: {e}", file=sys.stderr)
         return 1
     try:
-        results = run_bench(engine, args.suite, modes, configs, progress=ProgressBar(), rounds=args.rounds)
+        results = run_bench(engine, args.suite, modes, configs, progress=ProgressBar(), rounds=args.rounds,
+                            paired=args.paired)
         if server is not None:
             from engine.lab.benchpeer import attach_peers, run_llama_server
 

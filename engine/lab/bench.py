@@ -10,7 +10,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from engine.lab.benchdata.workloads import SUITES, Workload
-from engine.lab.benchresult import RunResult, bracket, first_difference, merge, pool, speedups
+from engine.lab.benchresult import (
+    RunResult,
+    bracket,
+    first_difference,
+    merge,
+    modelled_speedup,
+    pool,
+    speedups,
+)
 from engine.lab.benchsim import divergence_gap, simulated
 from engine.policy import Acceptance
 from engine.spec import SpecConfig
@@ -62,7 +70,43 @@ def run_config(engine, wl: Workload, mode: str, cfg: BenchConfig, rnd: int = 0) 
     params = round_params(mode, rnd)
     if cfg.spec is None:
         return run_peer(engine, wl, params)
-    engine.speculator.acceptance = Acceptance()  # each run learns from scratch
+    _fresh(engine, wl, cfg)
+    dones: list[DoneEvent] = []
+    try:
+        dones = [_turn(engine, wl, turn, cfg, params) for turn in wl.turns]
+    finally:
+        _tidy(engine, wl, cfg)
+    return _result(engine, wl, mode, cfg, dones)
+
+
+def run_paired(engine, wl: Workload, mode: str, chosen: list[BenchConfig], rnd: int = 0) -> list[RunResult]:
+    """A multi-request workload with every request run in each configuration back to back (the
+    order alternating from request to request), instead of one configuration's requests after
+    the other's: on a machine whose speed drifts by 10-20% over minutes, each request's ratio
+    then compares two runs a few seconds apart. The speculative configuration's state (what its
+    policy learned, the overlay) carries from its requests to the next as in a separate run:
+    plain drafts nothing and leaves it alone. The second run of a pair reuses the first's
+    prompt from the KV cache, which only its time to first token shows."""
+    base, others = chosen[0], chosen[1:]
+    if base.name != "plain" or len(others) != 1 or others[0].spec is None or others[0].ngram_key:
+        raise ValueError("a paired run compares plain with one other tau configuration")
+    params = round_params(mode, rnd)
+    other = others[0]
+    _fresh(engine, wl, other)
+    dones: dict[str, list[DoneEvent]] = {c.name: [] for c in chosen}
+    try:
+        for i, turn in enumerate(wl.turns):
+            for cfg in (chosen if i % 2 == 0 else chosen[::-1]):
+                dones[cfg.name].append(_turn(engine, wl, turn, cfg, params))
+    finally:
+        _tidy(engine, wl, other)
+    return [_result(engine, wl, mode, c, dones[c.name]) for c in chosen]
+
+
+def _fresh(engine, wl: Workload, cfg: BenchConfig) -> None:
+    """Speculation state from scratch (each run learns anew), the workload's files registered
+    when the configuration uses them, and an empty KV cache."""
+    engine.speculator.acceptance = Acceptance()
     engine.ngram.reset()
     for key in wl.repo:
         engine.ngram.remove_source("bench:" + key)
@@ -76,15 +120,18 @@ def run_config(engine, wl: Workload, mode: str, cfg: BenchConfig, rnd: int = 0) 
 
         name = f"ngram-k{cfg.ngram_key}"
         engine.speculator.slots[name] = DrafterSlot(NgramDrafter(cfg.ngram_key, cfg.ngram_key, name=name))
-    dones: list[DoneEvent] = []
-    try:
-        dones = _turns(engine, wl, cfg, params)
-    finally:
-        for key in wl.repo:
-            engine.ngram.remove_source("bench:" + key)
-        if cfg.ngram_key:
-            engine.speculator.slots.pop(f"ngram-k{cfg.ngram_key}", None)
+
+
+def _tidy(engine, wl: Workload, cfg: BenchConfig) -> None:
+    for key in wl.repo:
+        engine.ngram.remove_source("bench:" + key)
+    if cfg.ngram_key:
+        engine.speculator.slots.pop(f"ngram-k{cfg.ngram_key}", None)
+
+
+def _result(engine, wl: Workload, mode: str, cfg: BenchConfig, dones: list[DoneEvent]) -> RunResult:
     total, acc, ids = merge(dones)
+    curve = engine.speculator.curve
     return RunResult(
         wl.name, mode, cfg.name, total.completion_tokens,
         decode_tok_s=total.decode_tok_s, wall_tok_s=total.wall_tok_s, tau=total.tau,
@@ -93,24 +140,23 @@ def run_config(engine, wl: Workload, mode: str, cfg: BenchConfig, rnd: int = 0) 
         decode_s=total.decode_s, wall_s=total.wall_s, turn_lens=[len(d.token_ids) for d in dones],
         first_token_s=dones[0].stats.first_token_s if dones else 0.0,
         passes=total.verify_passes, emitted=total.emitted, turn_tok_s=[d.stats.decode_tok_s for d in dones],
+        modelled=modelled_speedup([d.stats for d in dones], curve),
+        turn_modelled=[modelled_speedup([d.stats], curve) for d in dones],
     )
 
 
-def _turns(engine, wl: Workload, cfg: BenchConfig, params: SamplingParams) -> list[DoneEvent]:
+def _turn(engine, wl: Workload, turn: tuple[dict, ...], cfg: BenchConfig, params: SamplingParams) -> DoneEvent:
     assert cfg.spec is not None  # the peer runs through run_peer
     spec = replace(cfg.spec, max_window=cfg.window or engine.max_window)
-    dones: list[DoneEvent] = []
-    for turn in wl.turns:
-        prompt = engine.chat_prompt(list(turn))
-        req = GenerateRequest(prompt, max_tokens=wl.max_tokens, sampling=params)
-        done: DoneEvent | None = None
-        for ev in engine.stream(req, spec=spec):
-            if isinstance(ev, DoneEvent):
-                done = ev
-        if done is None or done.error:
-            raise RuntimeError(f"{wl.name}/{cfg.name}: {done.error if done else 'no result'}")
-        dones.append(done)
-    return dones
+    prompt = engine.chat_prompt(list(turn))
+    req = GenerateRequest(prompt, max_tokens=wl.max_tokens, sampling=params)
+    done: DoneEvent | None = None
+    for ev in engine.stream(req, spec=spec):
+        if isinstance(ev, DoneEvent):
+            done = ev
+    if done is None or done.error:
+        raise RuntimeError(f"{wl.name}/{cfg.name}: {done.error if done else 'no result'}")
+    return done
 
 
 def run_peer(engine, wl: Workload, params: SamplingParams) -> RunResult:
@@ -139,8 +185,12 @@ def run_bench(
     progress: Callable[[str, float], None] | None = None,
     bracketed: bool = True,
     rounds: int = 1,
+    paired: bool = False,
 ) -> list[RunResult]:
     """bracketed: run plain again after the other configurations and pool both (see ``bracket``).
+
+    paired: run each request of a workload in plain and the one other configuration back to
+    back (``run_paired``), instead of bracketing whole runs.
 
     rounds: run each group this many times. Each round's speedups are against that round's
     own bracketing plain runs, the configurations' order rotates from round to round (so
@@ -151,13 +201,15 @@ def run_bench(
         raise ValueError(f"unknown suite {suite!r} (one of {', '.join(SUITES)})")
     if rounds < 1:
         raise ValueError(f"rounds must be at least 1, not {rounds}")
+    if paired and (configs is None or len(set(configs) - {"plain"}) != 1):
+        raise ValueError("a paired run takes plain and one other configuration")
     chosen = [c for c in CONFIGS if (c.default if configs is None else c.name in configs)]
     has_draft = "draft" in engine.speculator.slots
     chosen = [c for c in chosen if has_draft or not c.needs_draft]
     if not chosen or chosen[0].name != "plain":
         chosen = [CONFIGS[0]] + [c for c in chosen if c.name != "plain"]
     workloads = SUITES[suite]
-    per_round = len(chosen) + (1 if bracketed and len(chosen) > 1 else 0)
+    per_round = len(chosen) + (1 if bracketed and not paired and len(chosen) > 1 else 0)
     total = len(workloads) * len(modes) * per_round * rounds
     done = 0
     results: list[RunResult] = []
@@ -165,6 +217,14 @@ def run_bench(
         for mode in modes:
             by_round: list[list[RunResult]] = []
             for rnd in range(rounds):
+                if paired:
+                    if progress:
+                        progress(f"{wl.name} {mode} paired round {rnd + 1}/{rounds}", done / total)
+                    group = run_paired(engine, wl, mode, chosen, rnd)
+                    done += len(chosen)
+                    _compare(engine, wl, mode, chosen, group)
+                    by_round.append(group)
+                    continue
                 others = chosen[1:]
                 if others:
                     shift = rnd % len(others)

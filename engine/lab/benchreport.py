@@ -41,6 +41,8 @@ def format_table(results: list[RunResult]) -> str:
             same += f"  rounds {min(r.round_speedups):.2f}-{max(r.round_speedups):.2f}x"
         if r.worst_request is not None:
             same += f"  worst request {r.worst_request:.2f}x"
+        if r.worst_modelled is not None:
+            same += f" (modelled: worst {r.worst_modelled:.2f}x, all {r.modelled:.2f}x)"
         lines.append(
             f"{r.workload:<15} {r.mode:<8} {r.config:<19} {r.tokens:>5} {r.decode_tok_s:>8.2f} {r.wall_tok_s:>8.2f} "
             f"{r.speedup:>7.2f}x {vs:>8} {r.first_token_s:>6.2f} {r.tau:>5.2f}  {acc}{same}"

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from engine.policy import CostCurve
 from engine.types import DoneEvent, GenStats, tau
 
 
@@ -43,9 +44,16 @@ class RunResult:
     worst_request: float | None = None  # multi-turn runs: the smallest of the requests' tok/s ratios to plain
     request_ratios: list[float] = field(default_factory=list)  # multi-turn runs: each request's tok/s ratio to plain
     request_tokens: list[int] = field(default_factory=list)  # multi-turn runs: each request's tokens
+    # the decode passes' speedup over plain under the engine's verify-cost curve (modelled_speedup):
+    # what the policy's choices are worth without the machine's noise; per request for multi-turn runs
+    modelled: float | None = None
+    request_modelled: list[float] = field(default_factory=list)
+    worst_modelled: float | None = None
+    turn_modelled: list[float] = field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        hidden = ("token_ids", "turn_lens", "decode_s", "wall_s", "timed_tokens", "passes", "emitted", "turn_tok_s")
+        hidden = ("token_ids", "turn_lens", "decode_s", "wall_s", "timed_tokens", "passes", "emitted", "turn_tok_s",
+                  "turn_modelled")
         return {k: v for k, v in self.__dict__.items() if k not in hidden}
 
 
@@ -56,6 +64,14 @@ def sum_counts(counts: list[dict[str, int]]) -> dict[str, int]:
         for k, v in c.items():
             out[k] = out.get(k, 0) + v
     return out
+
+
+def modelled_speedup(gens: Sequence[GenStats], curve: CostCurve) -> float:
+    """Tokens the decode passes of ``gens`` emitted over what those passes cost under ``curve``
+    in plain steps: 1.0 for plain decoding, and for speculation its speedup with every pass
+    charged what the curve says its rows cost (each generation's first token comes from its prefill)."""
+    cost = sum(count * curve.relative(rows) for g in gens for rows, count in g.pass_rows.items())
+    return round(sum(g.emitted - 1 for g in gens) / cost, 3) if cost > 0 else 1.0
 
 
 def mean_by_position(rates: list[Sequence[float]]) -> list[float]:
@@ -148,3 +164,6 @@ def speedups(group: list[RunResult]) -> None:
             r.request_ratios = [round(x, 3) if x is not None else 0.0 for x in ratios]
             r.request_tokens = list(r.turn_lens)
             r.worst_request = min(x for x in ratios if x is not None)
+            if len(r.turn_modelled) == len(ratios):
+                r.request_modelled = list(r.turn_modelled)
+                r.worst_modelled = min(r.turn_modelled)

@@ -147,3 +147,45 @@ def test_cli_refuses_bad_rounds_before_loading_a_model(capsys: pytest.CaptureFix
 
     assert main(["bench", "--rounds", "0", "--suite", "new"]) != 0
     assert "--rounds" in capsys.readouterr().err
+
+
+def test_paired_run_alternates_configurations_request_by_request(tiny_engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = ({"role": "user", "content": "a b c d e f a b c d e f a b c"},)
+    turns = (first, first + ({"role": "assistant", "content": "a b"}, {"role": "user", "content": "c d"}), first)
+    wl = Workload("tiny", "long", turns, max_tokens=12, repo={"x.txt": "a b c d e f"})
+    monkeypatch.setitem(workloads.SUITES, "tiny", (wl,))
+    order: list[str] = []
+    learned: list[object] = []
+    real_turn = bench._turn
+
+    def spy(engine, wl, turn, cfg, params):
+        order.append(cfg.name)
+        learned.append(engine.speculator.acceptance)
+        return real_turn(engine, wl, turn, cfg, params)
+
+    monkeypatch.setattr(bench, "_turn", spy)
+    results = bench.run_bench(tiny_engine, "tiny", ("greedy",), ("plain", "ngram"), paired=True)
+    assert order == ["plain", "ngram", "ngram", "plain", "plain", "ngram"]  # no closing plain run: nothing to bracket
+    assert len({id(a) for a in learned}) == 1  # what the policy learned carries over the requests
+    plain, ngram = results
+    assert plain.drift is None and len(ngram.request_ratios) == 3 and ngram.worst_request is not None
+    assert plain.modelled == 1.0 and ngram.modelled is not None and ngram.modelled > 0
+    assert len(ngram.request_modelled) == 3 and ngram.worst_modelled == min(ngram.request_modelled)
+    assert "modelled: worst" in benchreport.format_table(results)
+    assert tiny_engine.ngram.n_sources == 0
+
+
+def test_paired_run_takes_plain_and_one_other() -> None:
+    with pytest.raises(ValueError, match="plain and one other"):
+        bench.run_bench(None, "long", ("greedy",), ("plain", "ngram", "auto"), paired=True)
+
+
+def test_modelled_speedup_charges_each_pass_its_curve_cost() -> None:
+    from engine.policy import CostCurve
+    from engine.types import GenStats
+
+    curve = CostCurve({1: 0.05, 4: 0.1})
+    assert benchresult.modelled_speedup([GenStats(emitted_tokens=11, pass_rows={1: 10})] * 2, curve) == 1.0
+    # five 4-row passes at 2 steps each that emitted 20 tokens, then 4 plain steps
+    assert benchresult.modelled_speedup([GenStats(emitted_tokens=25, pass_rows={4: 5, 1: 4})], curve) == round(24 / 14, 3)
+    assert benchresult.modelled_speedup([GenStats(emitted_tokens=1)], curve) == 1.0  # the prefill's token only

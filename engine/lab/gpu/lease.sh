@@ -4,7 +4,7 @@
 #
 #   lease.sh setup SDIST.tgz WHEELS_DIR   unpack, install the pure-python wheels, start the CUDA build
 #   lease.sh chunk FILE                   add one model chunk (t.NN: target, d.NN: drafter)
-#   lease.sh bench SUITE CONFIGS ROUNDS OUT.json [peer] [nodraft]
+#   lease.sh bench SUITE CONFIGS ROUNDS OUT.json [peer] [nodraft] [paired]
 #                                         wait for the build, join and check the models, run real_bench
 set -uo pipefail
 L=/tmp/lease
@@ -28,5 +28,6 @@ bench)
   export LLAMA_CPP_LIB_PATH=$B PYTHONPATH=$L/llama_cpp_python-0.3.36:$L/site:$REPO PYTHONUNBUFFERED=1
   D=$L/d.gguf; [ "${7:-}" = nodraft ] && D=none
   P=(); [ "${6:-}" = peer ] && P=($B/llama-server)
-  python3 -m engine.lab.gpu.real_bench $L/t.gguf $D "$2" "$3" "$4" "$5" "${P[@]}" ;;
+  X=(); [ "${8:-}" = paired ] && X=(--paired)
+  python3 -m engine.lab.gpu.real_bench $L/t.gguf $D "$2" "$3" "$4" "$5" "${P[@]}" "${X[@]}" ;;
 esac

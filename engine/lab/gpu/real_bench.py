@@ -1,7 +1,7 @@
 """``tau bench`` on any GGUF pair through the engine alone, for a GPU machine that has
 llama-cpp-python and numpy but not the app's dependencies (no package index there).
 
-    python -m engine.lab.gpu.real_bench TARGET.gguf DRAFT.gguf|none SUITE CONFIGS ROUNDS OUT.json [LLAMA_SERVER]
+    python -m engine.lab.gpu.real_bench TARGET.gguf DRAFT.gguf|none SUITE CONFIGS ROUNDS OUT.json [LLAMA_SERVER] [--paired]
 
 Prints the same tables as ``tau bench`` (with ``--peer-server`` when LLAMA_SERVER, a llama-server
 binary built from the same llama.cpp tree, is given) and writes the same JSON (cache and
@@ -25,6 +25,8 @@ from engine.local import LocalEngine
 
 
 def main(argv: list[str]) -> int:
+    paired = "--paired" in argv
+    argv = [a for a in argv if a != "--paired"]
     if len(argv) not in (6, 7):
         print(__doc__, file=sys.stderr)
         return 2
@@ -38,7 +40,7 @@ def main(argv: list[str]) -> int:
     modes = ("greedy", "sampled")
     try:
         res = run_bench(eng, suite, modes, tuple(configs.split(",")),
-                        progress=lambda m, f: print("..", m, flush=True), rounds=int(rounds))
+                        progress=lambda m, f: print("..", m, flush=True), rounds=int(rounds), paired=paired)
         if peer is not None:
             peers = run_llama_server(eng, peer, SUITES[suite], modes, int(rounds),
                                      progress=lambda m, f: print("..", m, flush=True), log_dir=Path(out).parent)
