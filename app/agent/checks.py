@@ -97,6 +97,7 @@ class CheckState:
     runs: int = 0
     ran_by_tau: int = 0
     skipped: str = ""  # why tau could not run it (e.g. shell commands not allowed)
+    pushbacks: int = 0  # final answers sent back while it failed (a limited number for some checks)
 
     def edited(self) -> None:
         self.passed = None

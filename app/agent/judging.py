@@ -13,6 +13,13 @@ from typing import TYPE_CHECKING, Any
 from app.agent import toolbox
 from app.agent.checks import CheckState
 from app.agent.confined import read_confined
+from app.agent.example_check import (
+    MAX_PUSHBACKS,
+    examples_nudge,
+    is_examples,
+    report_output,
+    run_example_check,
+)
 from app.agent.exits import Cancelled
 from app.agent.finish import (
     MAX_NUDGES,
@@ -41,6 +48,7 @@ class JudgeMixin(AgentParts):
     policy: Any
     approver: Any
     journal: Any
+    _example_base: dict[str, str]
 
     def _rename_gate(self, task: str) -> str | None:
         """A rename the task asked for that left the old name in the workspace is not done (with
@@ -61,6 +69,11 @@ class JudgeMixin(AgentParts):
             self._run_check(st)
         if st.passed is not False:
             return None
+        if is_examples(st.check):  # the user's examples may be shorthand: push back a few times, then report
+            if st.pushbacks >= MAX_PUSHBACKS:
+                return None
+            st.pushbacks += 1
+            return examples_nudge(st.output)
         return check_nudge(st.check.command, st.exit_code, st.output, st.ran_by_tau > 0, self._facts.edits > 0)
 
     def _run_check(self, st: CheckState) -> None:
@@ -69,6 +82,9 @@ class JudgeMixin(AgentParts):
         if not st.check.explicit and self.mode != "full-auto":
             st.skipped = "shell commands need --mode full-auto"
             self._emit(Notice(f"check `{st.check.command}` not run: {st.skipped}"))
+            return
+        if is_examples(st.check):
+            self._run_examples(st)
             return
         self._emit(Notice(f"before accepting the answer: run the check `{st.check.command}`"))
         call = ToolCall("run_shell", {"command": st.check.command, "timeout": 600})
@@ -88,12 +104,30 @@ class JudgeMixin(AgentParts):
         if not st.ran(st.check.command, result.exit_code, result.output, by_tau=True):
             st.skipped = result.output.splitlines()[0] if result.output else "it did not run"
 
+    def _run_examples(self, st: CheckState) -> None:
+        """The docstring examples of the changed functions, run in the sandbox (they execute the
+        new code, so like a found check only where shell commands run unasked)."""
+        report = run_example_check(self.root, self._example_base)
+        if report is None or not report.ran:
+            st.skipped = report.error if report is not None else "no changed function has docstring examples"
+            self._emit(Notice(f"docstring examples not run: {st.skipped}"))
+            return
+        output = report_output(report)
+        st.ran(st.check.command, 0 if report.ok else 1, output, by_tau=True)
+        self._emit(Notice(output.splitlines()[0] if report.ok else output))
+
     def _judged(self, final: Final) -> Final:
         """The turn's Final with its check, and why a job's run did not succeed."""
         st = self._check
         if st is None:
             return final
         reason = final.reason
+        if final.status == "done" and is_examples(st.check):
+            if st.passed is False:  # pushed back and still failing: not a success
+                return replace(final, status="failed", check=st.report(),
+                               reason=f"the docstring examples still fail: {st.output.splitlines()[0]}")
+            reason = st.output.splitlines()[0] if st.passed else f"no docstring examples checked: {st.skipped or 'no edits'}"
+            return replace(final, check=st.report(), reason=reason)
         if final.status == "done":
             reason = "the check passed" if st.passed else f"the check did not run: {st.skipped or 'no edits to check'}"
         elif st.passed is False:

@@ -17,6 +17,7 @@ from app.agent import toolbox
 from app.agent.budget import BudgetLimits, ContextBudget, cut_middle
 from app.agent.checks import CheckState, find_check
 from app.agent.editformat import agent_rule
+from app.agent.example_check import example_base, examples_check
 from app.agent.exits import AgentExit, Cancelled, EngineFailed, Finished, FormatGiveUp, StepLimit
 from app.agent.finish import (
     MAX_NUDGES,
@@ -85,6 +86,7 @@ class Agent(RepairMixin, JudgeMixin):
         self.check_flag = check  # `tau run --check CMD`; else found per turn (app.agent.checks)
         self._facts = TurnFacts()
         self._check: CheckState | None = None
+        self._example_base: dict[str, str] = {}  # a job judged by docstring examples: its files at the start
         self._repeats = RepeatGuard()
         self._wants_change = False
         self._task = ""
@@ -151,6 +153,10 @@ class Agent(RepairMixin, JudgeMixin):
             instructions = load_instructions(self.root)
             check = find_check(self.root, text, instructions.text if instructions else "", files, self.check_flag)
             self._check = CheckState(check) if check else None
+            # no test command: the docstring examples of what the turn changes judge it (app.agent.example_check)
+            self._example_base = example_base(self.root, files) if check is None else {}
+            if self._example_base:
+                self._check = CheckState(examples_check())
         try:
             budget = max(1, self.config.max_steps)
             budget -= self._repair_rounds(files, budget) if self.insist else 0  # app.agent.repair

@@ -56,6 +56,8 @@ def run_one(system: str, p: Problem, work: Path, server: systems.Server, args: a
         r = systems.run_aider(p, root, server, args.timeout, args.aider)
     elif system == "edit":
         r = systems.run_edit(p, root, server, args.timeout)
+    elif system == "run-hidden":
+        r = systems.run_hidden(p, root, server, args.timeout, args.max_steps)
     else:
         r = systems.run_agent(p, root, server, args.timeout, args.max_steps)
     solved = score(root, p)
@@ -83,7 +85,8 @@ def summarize(rows: list[dict], order: list[str]) -> list[dict]:
 
 
 LABELS = {"raw": "the model alone, one greedy whole-function reply", "aider": "aider --edit-format whole",
-          "edit": "tau edit (tests hidden)", "run": "tau run --mode full-auto (tests visible)"}
+          "edit": "tau edit (tests hidden)", "run": "tau run --mode full-auto (tests visible)",
+          "run-hidden": "tau run --mode full-auto (tests hidden)"}
 
 
 def table(summary: list[dict]) -> str:
@@ -98,7 +101,7 @@ def table(summary: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m app.evals.humaneval", description=__doc__.splitlines()[0])
     ap.add_argument("--problems", default="heldout", help="tune, heldout, heldout2, heldout3, or task numbers like 0-4,10 (default heldout)")
-    ap.add_argument("--systems", default=",".join(systems.SYSTEMS), help="comma-separated: raw,aider,edit,run")
+    ap.add_argument("--systems", default=",".join(systems.SYSTEMS), help="comma-separated: raw,aider,edit,run,run-hidden")
     ap.add_argument("--aider", default="/work/aider-venv/bin/aider", help="the aider executable (its own venv)")
     ap.add_argument("--out", default="humaneval-results.json", help="where the JSON goes")
     ap.add_argument("--port", type=int, default=8699)

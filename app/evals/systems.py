@@ -3,7 +3,8 @@
 - ``raw``: the model alone, one greedy reply with the whole function (no tools, no retry);
 - ``aider``: aider ``--edit-format whole`` pointed at the server (its own virtualenv);
 - ``edit``: ``tau edit solution.py "..." --yes`` with the tests hidden;
-- ``run``: ``tau run "..." --mode full-auto`` with the tests visible.
+- ``run``: ``tau run "..." --mode full-auto`` with the tests visible;
+- ``run-hidden``: the same with the tests hidden (no test command: the docstring examples judge it).
 
 Each returns a ``Run``: the exit code the system gave and its wall time.
 """
@@ -23,7 +24,7 @@ from pathlib import Path
 from app.agent.editformat import merge_definitions
 from app.evals.problems import SOLUTION, TEST_FILE, Problem
 
-SYSTEMS = ("raw", "aider", "edit", "run")
+SYSTEMS = ("raw", "aider", "edit", "run", "run-hidden")
 _PY_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.S)
 RAW_SYSTEM = "You are an expert Python programmer."
 
@@ -81,6 +82,10 @@ def run_edit(p: Problem, root: Path, server: Server, timeout: float) -> Run:
 
 def run_agent(p: Problem, root: Path, server: Server, timeout: float, max_steps: int = 12) -> Run:
     return _tau(["run", run_task(p), "--json", "--mode", "full-auto", "--max-steps", str(max_steps)], root, server, timeout)
+
+
+def run_hidden(p: Problem, root: Path, server: Server, timeout: float, max_steps: int = 12) -> Run:
+    return _tau(["run", instruction(p), "--json", "--mode", "full-auto", "--max-steps", str(max_steps)], root, server, timeout)
 
 
 def run_aider(p: Problem, root: Path, server: Server, timeout: float, aider: str) -> Run:

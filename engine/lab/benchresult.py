@@ -42,7 +42,7 @@ class RunResult:
     emitted: int = field(default=0, repr=False)
     turn_tok_s: list[float] = field(default_factory=list, repr=False)  # each turn's (request's) decode tok/s
     worst_request: float | None = None  # multi-turn runs: the smallest of the requests' tok/s ratios to plain
-    request_ratios: list[float] = field(default_factory=list)  # multi-turn runs: each request's tok/s ratio to plain
+    request_ratios: list[float | None] = field(default_factory=list)  # multi-turn runs: each request's tok/s ratio to plain (None: no tokens to time)
     request_tokens: list[int] = field(default_factory=list)  # multi-turn runs: each request's tokens
     # the decode passes' speedup over plain under the engine's verify-cost curve (modelled_speedup):
     # what the policy's choices are worth without the machine's noise; per request for multi-turn runs
@@ -160,8 +160,9 @@ def speedups(group: list[RunResult]) -> None:
         r.speedup = r.decode_tok_s / base.decode_tok_s
         r.wall_speedup = r.wall_tok_s / base.wall_tok_s if base.wall_tok_s else 0.0
         if r is not base and len(r.turn_tok_s) > 1 and len(r.turn_tok_s) == len(base.turn_tok_s):
-            ratios = [a / b if b > 0 else None for a, b in zip(r.turn_tok_s, base.turn_tok_s, strict=True)]
-            r.request_ratios = [round(x, 3) if x is not None else 0.0 for x in ratios]
+            # a reply with no decoded tokens (an end of generation first) has no speed to compare
+            ratios = [a / b if a > 0 and b > 0 else None for a, b in zip(r.turn_tok_s, base.turn_tok_s, strict=True)]
+            r.request_ratios = [round(x, 3) if x is not None else None for x in ratios]
             r.request_tokens = list(r.turn_lens)
             r.worst_request = min(x for x in ratios if x is not None)
             if len(r.turn_modelled) == len(ratios):
