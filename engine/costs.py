@@ -10,6 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from engine.policy import FOLLOWING_STEPS
+
 CURVE_POINTS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 15, 16, 17, 20, 24, 28, 32, 36, 41)  # CPU kernels make the curve jagged
 # The curve is measured after this many tokens of context: on CPU a wide pass's attention
 # grows with the context, so a near-empty context would make long windows look cheaper.
@@ -22,10 +24,11 @@ def verify_curve(ctx, vocab_size: int, points: tuple[int, ...] = CURVE_POINTS, r
     a warm context: what a plain step costs and what a verify pass costs in place of one.
 
     n = 1 is the steady single-row step, timed among consecutive ones. Every other point is
-    its pass plus whatever it makes the single-row step after it pay beyond the steady one:
-    on a CUDA build llama.cpp replays a captured graph for repeated single-token steps, and
-    a pass of another size costs the next step a re-capture (timed apart, windows looked
-    cheaper against a plain step than they were: see engine/lab/gpu/README.md). Rounds over
+    its pass plus whatever it makes the FOLLOWING_STEPS single-row steps after it pay beyond
+    the steady one: on a CUDA build llama.cpp replays a captured graph for repeated
+    single-token steps, and after a pass of another size the first step runs without it and
+    the second captures it again (timed apart, windows looked cheaper against a plain step
+    than they were: see engine/lab/gpu/README.md). Rounds over
     all points are interleaved and each point keeps its fastest time, so a burst of
     interference hits one sample of a point, not all of them. ``ctx`` is an
     engine.backend.Context; its KV cache is cleared before and after.
@@ -55,8 +58,8 @@ def verify_curve(ctx, vocab_size: int, points: tuple[int, ...] = CURVE_POINTS, r
     for _ in range(repeats):
         for n in out:
             dn = timed([int(t) for t in rng.integers(lo, hi, n)])
-            after = timed(one())
-            out[n] = min(out[n], dn + max(0.0, after - single))
+            after = sum(max(0.0, timed(one()) - single) for _ in range(FOLLOWING_STEPS))
+            out[n] = min(out[n], dn + after)
         single = min(single, timed(one()), timed(one()))
     ctx.truncate(0)
     return {1: single, **out} if 1 in points else out

@@ -15,7 +15,7 @@ import numpy as np
 from engine.sampling import Sampler
 from engine.shadow import Shadow
 from engine.spec import SpecConfig
-from engine.speculator import Speculator, observe_pass
+from engine.speculator import Pending, Speculator, observe_pass
 from engine.textstream import TextStream
 from engine.types import (
     CancelToken,
@@ -127,7 +127,7 @@ def run(
     finish = ""
     last_stats = t_start
     shadow: Shadow | None = None  # a proposal the policy did not verify, checked by plain passes
-    pending: tuple[int, float] | None = None  # a verify pass waiting for the cost it adds to the next step
+    pending: Pending | None = None  # a verify pass waiting for the cost it adds to the steps after it
 
     def stats(now: float) -> GenStats:
         return GenStats(
@@ -233,7 +233,7 @@ def run(
         pending = observe_pass(speculator.curve_for(mode), k + 1, t_end - t0, pending)
 
     if pending is not None:
-        speculator.curve_for(mode).observe(*pending)
+        speculator.curve_for(mode).observe(pending[0], pending[1])
     if finish != "cancelled":
         speculator.end(len(out))
     tail = stream.finish()

@@ -20,6 +20,9 @@ POOL_EVIDENCE = 16.0
 # Speculate only when the estimate beats plain decode by this much: acceptance estimates
 # are noisy and a pass that loses costs for sure, so marginal windows are not worth it.
 SPECULATE_MARGIN = 0.10
+# single-row steps after a pass of another size that pay for its change of shape (a CUDA
+# build: one runs without llama.cpp's captured graph, the next captures it again)
+FOLLOWING_STEPS = 2
 
 
 class CostCurve:

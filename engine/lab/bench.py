@@ -27,6 +27,7 @@ from engine.types import DoneEvent, GenerateRequest, SamplingParams
 GREEDY = SamplingParams(temperature=0.0)
 SAMPLED = SamplingParams(temperature=0.6, top_p=0.95, seed=1234)
 MODES = {"greedy": GREEDY, "sampled": SAMPLED}
+PAIR_REPREFILL = 64  # prompt tokens each run of a pair prefills (run_paired)
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,8 @@ def run_paired(engine, wl: Workload, mode: str, chosen: list[BenchConfig], rnd: 
     then compares two runs a few seconds apart. The speculative configuration's state (what its
     policy learned, the overlay) carries from its requests to the next as in a separate run:
     plain drafts nothing and leaves it alone. The second run of a pair reuses the first's
-    prompt from the KV cache, which only its time to first token shows."""
+    prompt from the KV cache but its last PAIR_REPREFILL tokens, which only its time to first
+    token shows."""
     base, others = chosen[0], chosen[1:]
     if base.name != "plain" or len(others) != 1 or others[0].spec is None or others[0].ngram_key:
         raise ValueError("a paired run compares plain with one other tau configuration")
@@ -96,7 +98,12 @@ def run_paired(engine, wl: Workload, mode: str, chosen: list[BenchConfig], rnd: 
     dones: dict[str, list[DoneEvent]] = {c.name: [] for c in chosen}
     try:
         for i, turn in enumerate(wl.turns):
+            n_prompt = len(engine.tokenize(engine.chat_prompt(list(turn))))
             for cfg in (chosen if i % 2 == 0 else chosen[::-1]):
+                # both runs of a pair prefill the prompt's end: on a CUDA build the steps after a
+                # prefill re-capture llama.cpp's graph, which only a run that prefilled would pay
+                keep = max(0, n_prompt - PAIR_REPREFILL)
+                engine.call(lambda keep=keep: engine.target.rollback(min(keep, len(engine.target.kv))))
                 dones[cfg.name].append(_turn(engine, wl, turn, cfg, params))
     finally:
         _tidy(engine, wl, other)

@@ -144,18 +144,19 @@ def test_the_verify_curve_charges_a_pass_what_it_costs_the_step_after_it() -> No
         n_ctx = 4096
 
         def __init__(self) -> None:
-            self.now, self.last_rows = 0.0, 0
+            self.now, self.since_change = 0.0, 2
 
         def clock(self) -> float:
             return self.now
 
         def decode(self, tokens, pos, *, all_logits):
             n = len(tokens)
-            if n == 1:
-                self.now += 2.0 if self.last_rows == 1 else 3.6  # replay, or re-capture
+            if n == 1:  # replay; or, after another size, a step without the graph, then its capture
+                self.now += {0: 2.0, 2: 3.6, 1: 2.8}[self.since_change]
+                self.since_change = max(0, self.since_change - 1)
             else:
                 self.now += 3.0 + 0.05 * n
-            self.last_rows = n
+                self.since_change = 2
 
         def truncate(self, pos):
             pass
@@ -164,24 +165,25 @@ def test_the_verify_curve_charges_a_pass_what_it_costs_the_step_after_it() -> No
     curve = verify_curve(ctx, 1000, points=(1, 2, 8, 16), clock=ctx.clock)
     assert abs(curve[1] - 2.0) < 1e-9  # the steady step, not the re-captured one
     for n in (2, 8, 16):
-        assert abs(curve[n] - (3.0 + 0.05 * n + 1.6)) < 1e-6
+        assert abs(curve[n] - (3.0 + 0.05 * n + 1.6 + 0.8)) < 1e-6
 
 
 def test_a_verify_pass_is_charged_the_step_after_it_and_that_step_leaves_the_scale_alone() -> None:
-    # a CUDA build: 4 rows take 2.0 (a step 1.0), and the single step after them 1.6 (re-capture)
+    # a CUDA build: 4 rows take 2.0 (a step 1.0), and the two single steps after them 1.6 (no
+    # graph) and 1.3 (its capture)
     from engine.speculator import observe_pass
 
     c = CostCurve({1: 1.0, 4: 2.0})
     pending = None
     for _ in range(300):
-        for n, t in ((1, 1.0), (1, 1.0), (4, 2.0), (1, 1.6)):
+        for n, t in ((1, 1.0), (1, 1.0), (4, 2.0), (1, 1.6), (1, 1.3), (1, 1.0)):
             pending = observe_pass(c, n, t, pending)
-    assert abs(c.cost(1) - 1.0) < 0.01  # the slow step after each pass did not raise the scale
-    assert abs(c.relative(4) - 2.6) < 0.02  # the pass carries its penalty
+    assert abs(c.cost(1) - 1.0) < 0.01  # the slow steps after each pass did not raise the scale
+    assert abs(c.relative(4) - 2.9) < 0.02  # the pass carries its penalty
     # two passes in a row: the first has no single step after it to charge
     c2 = CostCurve({1: 1.0, 4: 2.0})
     pending = observe_pass(c2, 4, 2.0, None)
-    assert observe_pass(c2, 4, 2.0, pending) == (4, 2.0) and abs(c2.relative(4) - 2.0) < 1e-9
+    assert observe_pass(c2, 4, 2.0, pending) == (4, 2.0, 2) and abs(c2.relative(4) - 2.0) < 1e-9
 
 
 def test_one_break_in_a_copy_does_not_cap_every_later_window_there() -> None:
