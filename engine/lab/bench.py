@@ -28,6 +28,7 @@ GREEDY = SamplingParams(temperature=0.0)
 SAMPLED = SamplingParams(temperature=0.6, top_p=0.95, seed=1234)
 MODES = {"greedy": GREEDY, "sampled": SAMPLED}
 PAIR_REPREFILL = 64  # prompt tokens each run of a pair prefills (run_paired)
+WARM_STEPS = 3  # single-row steps past the prompt before a pair (run_paired)
 
 
 @dataclass(frozen=True)
@@ -86,9 +87,9 @@ def run_paired(engine, wl: Workload, mode: str, chosen: list[BenchConfig], rnd: 
     the other's: on a machine whose speed drifts by 10-20% over minutes, each request's ratio
     then compares two runs a few seconds apart. The speculative configuration's state (what its
     policy learned, the overlay) carries from its requests to the next as in a separate run:
-    plain drafts nothing and leaves it alone. The second run of a pair reuses the first's
-    prompt from the KV cache but its last PAIR_REPREFILL tokens, which only its time to first
-    token shows."""
+    plain drafts nothing and leaves it alone. Before a pair the prompt is prefilled and stepped
+    past outside both runs (``_warm``); each run then prefills only its last PAIR_REPREFILL
+    tokens, which its time to first token shows."""
     base, others = chosen[0], chosen[1:]
     if base.name != "plain" or len(others) != 1 or others[0].spec is None or others[0].ngram_key:
         raise ValueError("a paired run compares plain with one other tau configuration")
@@ -98,16 +99,25 @@ def run_paired(engine, wl: Workload, mode: str, chosen: list[BenchConfig], rnd: 
     dones: dict[str, list[DoneEvent]] = {c.name: [] for c in chosen}
     try:
         for i, turn in enumerate(wl.turns):
-            n_prompt = len(engine.tokenize(engine.chat_prompt(list(turn))))
+            tokens = list(engine.tokenize(engine.chat_prompt(list(turn))))
+            engine.call(lambda tokens=tokens: _warm(engine.target, tokens))
             for cfg in (chosen if i % 2 == 0 else chosen[::-1]):
-                # both runs of a pair prefill the prompt's end: on a CUDA build the steps after a
-                # prefill re-capture llama.cpp's graph, which only a run that prefilled would pay
-                keep = max(0, n_prompt - PAIR_REPREFILL)
+                keep = max(0, len(tokens) - PAIR_REPREFILL)
                 engine.call(lambda keep=keep: engine.target.rollback(min(keep, len(engine.target.kv))))
                 dones[cfg.name].append(_turn(engine, wl, turn, cfg, params))
     finally:
         _tidy(engine, wl, other)
     return [_result(engine, wl, mode, c, dones[c.name]) for c in chosen]
+
+
+def _warm(target, tokens: list[int]) -> None:
+    """The request's prompt prefilled and a few single-row steps after it, outside any run: on a
+    CUDA build llama.cpp re-captures its graph for single-row steps whenever the context grew
+    since the last capture (a traced H200 run: the first run of a pair paid two 4 ms steps on
+    2-token replies, the second none), so each run of the pair starts from the same state."""
+    target.prefill(tokens)
+    for _ in range(WARM_STEPS):
+        target.eval([tokens[-1]], all_logits=False)
 
 
 def _fresh(engine, wl: Workload, cfg: BenchConfig) -> None:
