@@ -249,6 +249,14 @@ def plan_edit(
 RETRY_TEMPERATURE = 0.6  # the agent's usual sampling, for a greedy run's retries
 
 
+def fresh_sampling(temperature: float, top_p: float, n: int) -> SamplingParams:
+    """How a reply after a repeated one samples: at RETRY_TEMPERATURE at least (greedy, the 1.5B
+    model gave one answer six times in a row to a failing check's push-back), seeded by ``n``."""
+    if temperature >= RETRY_TEMPERATURE:
+        return SamplingParams(temperature=temperature, top_p=top_p, seed=1000 + n)
+    return SamplingParams(temperature=RETRY_TEMPERATURE, top_p=0.95, seed=1000 + n)
+
+
 def retry_sampling(temperature: float, top_p: float, n: int) -> SamplingParams:
     """How a try after a failed one samples: at the run's temperature, or at 0.6 in a greedy run
     (a greedy retry would repeat itself); seeded by the try, so a run is repeatable."""

@@ -111,3 +111,20 @@ def test_a_whole_file_in_a_fence_after_a_failed_check_is_written_and_checked(rep
     assert final.status == "done" and final.check["passed"] is True, final
     assert [c.name for c in rec.of(ToolCallEvent)] == ["edit_file", "run_shell", "edit_file", "run_shell"]  # per definition
     assert "return a + b" in (repo / "calc.py").read_text()
+
+
+def test_an_answer_repeated_word_for_word_after_a_push_back_makes_the_next_reply_sampled(repo):
+    from agent_helpers import Recorder, agent_tools
+
+    from app.agent import Agent
+    from app.config import Config
+    from tools.permissions_types import approve_all
+
+    engine = ScriptedEngine([WRONG, "Fixed add().", "Fixed add().", RIGHT, "Fixed for real."])
+    agent = Agent(engine, _with_tests(repo), config=Config(mode="full-auto", max_steps=8, temperature=0.0),
+                  approver=approve_all, on_event=Recorder(), tools=agent_tools(), insist=True)
+    final = agent.run_turn("add() is wrong, fix it")
+    assert final.status == "done" and final.check["passed"] is True
+    temps = [r.sampling.temperature for r in engine.requests]
+    assert temps[:3] == [0.0, 0.0, 0.0]  # greedy until an answer came back unchanged
+    assert all(t >= 0.6 for t in temps[3:]) and engine.requests[3].sampling.seed is not None
