@@ -96,6 +96,15 @@ class TurnFacts:
     last_exit: int | None = None  # exit code of the last shell command this turn
     last_output: str = ""
     nudges: int = 0
+    last_answer: str = ""  # the last answer that was pushed back
+    same_answers: int = 0  # pushed-back answers that repeated the one before word for word
+
+    def pushed_back(self, answer: str) -> None:
+        """An answer went back with a nudge (pushing back again would get the same one again)."""
+        self.nudges += 1
+        if answer.strip() == self.last_answer:
+            self.same_answers += 1
+        self.last_answer = answer.strip()
 
     def edited(self) -> None:
         self.edits += 1

@@ -88,8 +88,6 @@ class Agent(RepairMixin, JudgeMixin):
         self._facts = TurnFacts()
         self._check: CheckState | None = None
         self._example_base: dict[str, str] = {}  # a job judged by docstring examples: its files at the start
-        self._last_answer = ""  # the turn's last answer that was pushed back
-        self._same_answers = 0  # pushed-back answers that repeated the one before word for word
         self._repeats = RepeatGuard()
         self._wants_change = False
         self._task = ""
@@ -152,7 +150,6 @@ class Agent(RepairMixin, JudgeMixin):
         register_files(self.engine, self.root, attached)
         self._failures = 0
         self._check = None
-        self._last_answer, self._same_answers = "", 0
         if self.insist:
             instructions = load_instructions(self.root)
             check = find_check(self.root, text, instructions.text if instructions else "", files, self.check_flag)
@@ -226,10 +223,7 @@ class Agent(RepairMixin, JudgeMixin):
                      or self._rename_gate(self._task) or self._check_gate())
             if nudge is None:
                 raise Finished(parsed.content)
-            self._facts.nudges += 1
-            if parsed.content.strip() == self._last_answer:  # pushing back again would get it again
-                self._same_answers += 1
-            self._last_answer = parsed.content.strip()
+            self._facts.pushed_back(parsed.content)
             self._emit(Notice(f"not done yet: {nudge}"))
             self._add({"role": "user", "content": nudge})
             return
@@ -253,8 +247,8 @@ class Agent(RepairMixin, JudgeMixin):
         if room < 16:
             raise EngineFailed(f"the context window ({self.context_limit} tokens) is too small for this prompt")
         sampling = SamplingParams(temperature=self.config.temperature, top_p=self.config.top_p)
-        if self._same_answers:  # a greedy (or cold) model repeats a pushed-back answer verbatim: sample past it
-            sampling = fresh_sampling(self.config.temperature, self.config.top_p, self._same_answers)
+        if self._facts.same_answers:  # a greedy (or cold) model repeats a pushed-back answer verbatim: sample past it
+            sampling = fresh_sampling(self.config.temperature, self.config.top_p, self._facts.same_answers)
         request = GenerateRequest(prompt, max_tokens=room, sampling=sampling, stop=self.wire.stop, spec=self.config.spec)
         done: DoneEvent | None = None
         for ev in self.engine.stream(request, self._cancel):  # read to the end: never abandon a stream
