@@ -251,7 +251,9 @@ RETRY_TEMPERATURE = 0.6  # the agent's usual sampling, for a greedy run's retrie
 
 def fresh_sampling(temperature: float, top_p: float, n: int) -> SamplingParams:
     """How a reply after a repeated one samples: at RETRY_TEMPERATURE at least (greedy, the 1.5B
-    model gave one answer six times in a row to a failing check's push-back), seeded by ``n``."""
+    model gave one answer six times in a row to a failing check's push-back), seeded by ``n``.
+    It does not break every loop: an answer copied from the context has tokens so likely that
+    top-p keeps only them, and the copy comes back the same."""
     if temperature >= RETRY_TEMPERATURE:
         return SamplingParams(temperature=temperature, top_p=top_p, seed=1000 + n)
     return SamplingParams(temperature=RETRY_TEMPERATURE, top_p=0.95, seed=1000 + n)
