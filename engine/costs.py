@@ -97,4 +97,6 @@ def stream_bandwidth_gbs(mb: int = 512, threads: int = 0, repeats: int = 3) -> f
 def honest_bandwidth(streamed_gbs: float, bytes_per_token: float, decode_tok_s: float) -> float:
     """The ceiling's bandwidth: the streamed figure, raised to what a measured plain decode
     already moved (a decode faster than its ceiling would mean the ceiling is wrong)."""
-    return max(streamed_gbs, bytes_per_token * decode_tok_s / 1e9)
+    # a hair above the decode: the ceiling recomputed from this figure (and from its JSON copy at
+    # the next load) must not round one ulp below the decode it was raised to
+    return max(streamed_gbs, bytes_per_token * decode_tok_s / 1e9 * (1 + 1e-9))
