@@ -99,12 +99,13 @@ def run_paired(engine, wl: Workload, mode: str, chosen: list[BenchConfig], rnd: 
     dones: dict[str, list[DoneEvent]] = {c.name: [] for c in chosen}
     try:
         for i, turn in enumerate(wl.turns):
-            tokens = list(engine.tokenize(engine.chat_prompt(list(turn))))
+            prompt = engine.chat_prompt(list(turn))  # rendered once for the warm-up and both runs
+            tokens = list(engine.tokenize(prompt))
             engine.call(lambda tokens=tokens: _warm(engine.target, tokens))
             for cfg in (chosen if i % 2 == 0 else chosen[::-1]):
                 keep = max(0, len(tokens) - PAIR_REPREFILL)
                 engine.call(lambda keep=keep: engine.target.rollback(min(keep, len(engine.target.kv))))
-                dones[cfg.name].append(_turn(engine, wl, turn, cfg, params))
+                dones[cfg.name].append(_turn(engine, wl, turn, cfg, params, prompt))
     finally:
         _tidy(engine, wl, other)
     return [_result(engine, wl, mode, c, dones[c.name]) for c in chosen]
@@ -162,10 +163,11 @@ def _result(engine, wl: Workload, mode: str, cfg: BenchConfig, dones: list[DoneE
     )
 
 
-def _turn(engine, wl: Workload, turn: tuple[dict, ...], cfg: BenchConfig, params: SamplingParams) -> DoneEvent:
+def _turn(engine, wl: Workload, turn: tuple[dict, ...], cfg: BenchConfig, params: SamplingParams,
+          prompt: str | None = None) -> DoneEvent:
     assert cfg.spec is not None  # the peer runs through run_peer
     spec = replace(cfg.spec, max_window=cfg.window or engine.max_window)
-    prompt = engine.chat_prompt(list(turn))
+    prompt = prompt if prompt is not None else engine.chat_prompt(list(turn))
     req = GenerateRequest(prompt, max_tokens=wl.max_tokens, sampling=params)
     done: DoneEvent | None = None
     for ev in engine.stream(req, spec=spec):

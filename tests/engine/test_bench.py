@@ -158,10 +158,10 @@ def test_paired_run_alternates_configurations_request_by_request(tiny_engine, mo
     learned: list[object] = []
     real_turn = bench._turn
 
-    def spy(engine, wl, turn, cfg, params):
+    def spy(engine, wl, turn, cfg, params, prompt=None):
         order.append(cfg.name)
         learned.append(engine.speculator.acceptance)
-        return real_turn(engine, wl, turn, cfg, params)
+        return real_turn(engine, wl, turn, cfg, params, prompt)
 
     monkeypatch.setattr(bench, "_turn", spy)
     results = bench.run_bench(tiny_engine, "tiny", ("greedy",), ("plain", "ngram"), paired=True)
