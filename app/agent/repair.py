@@ -10,6 +10,10 @@ tries judged by the tests solve more). Code already tried is not written or chec
 small model loses most in tool calls, so the tool loop takes over only when the rounds run out,
 with the check's last output.
 
+A job with no check tau may run still starts with one round, what ``tau edit`` would write: on
+outside problems without tests the tool loop solved 1 of 6 where that round solved 4. A job
+that names no file means the workspace's one source file, when it has only one.
+
 A mixin of ``app.agent.loop.Agent``: it uses the agent's tools, check and events.
 """
 
@@ -21,9 +25,10 @@ from app.agent.checks import CheckState, tail
 from app.agent.confined import read_confined
 from app.agent.direct_edit import EditError, plan_edit, retry_sampling
 from app.agent.exits import Cancelled, Finished
-from app.agent.finish import failure_lines
+from app.agent.finish import asks_for_change, failure_lines
 from app.agent.mentions import mentioned_files
 from app.agent.parts import AgentParts
+from app.agent.repomap import is_source
 from app.agent.shown_code import is_test_file
 from app.agent.toolcalls import ToolCall
 from app.events import (
@@ -47,8 +52,13 @@ FEEDBACK_CHARS = 2000
 
 
 def repair_targets(task: str, files: list[str]) -> list[str]:
-    """The files a job's edit rounds rewrite: those the task names, less tests and secrets."""
-    return [f for f in mentioned_files(task, files) if not is_test_file(f) and not is_secret_path(f)]
+    """The files a job's edit rounds rewrite: those the task names, less tests and secrets; when
+    it names none of those, the workspace's only source file that is not a test, if there is one."""
+    named = [f for f in mentioned_files(task, files) if not is_test_file(f) and not is_secret_path(f)]
+    if named:
+        return named
+    sources = [f for f in files if is_source(f) and not is_test_file(f) and not is_secret_path(f)]
+    return sources if len(sources) == 1 else []
 
 
 def round_instruction(task: str, command: str, failure: str | None) -> str:
@@ -67,16 +77,18 @@ class RepairMixin(AgentParts):
     _add: Callable[[dict], None]
     _run_tool: Callable[[ToolCall], ToolResult]
     _run_check: Callable[[CheckState], None]
+    _rename_gate: Callable[[str], str | None]
 
     def _repair_rounds(self, files: list[str], budget: int) -> int:
         """Edit-and-test rounds for a job with a check; raises Finished once the check passes.
-        Returns the model steps spent (0 when the job has no check or names no file to edit)."""
+        Without a check tau may run, one round (``_single_round``). Returns the model steps spent
+        (0 when there is no file to edit)."""
         st = self._check
         targets = repair_targets(self._task, files)
-        if st is None or not targets or "write_file" not in self._by_name or budget < 3:
+        if not targets or "write_file" not in self._by_name or budget < 3:
             return 0
-        if not st.check.explicit and self.mode != "full-auto":  # tau may not run it: nothing to iterate on
-            return 0
+        if st is None or (not st.check.explicit and self.mode != "full-auto"):  # nothing tau may iterate on
+            return self._single_round(targets) if asks_for_change(self._task) else 0
         originals = {p: t for p in targets if (t := read_confined(self.root, p)) is not None}
         spent, failure = 0, None
         tried: set[tuple[str, ...]] = set()
@@ -122,6 +134,39 @@ class RepairMixin(AgentParts):
                 f"```\n{tail(failure, FEEDBACK_CHARS)}\n```\nThe files now:{now}\n"
                 "Find what is wrong and fix the code (not the tests).")})
         return spent
+
+    def _single_round(self, targets: list[str]) -> int:
+        """One greedy round with nothing to judge it, written through write_file; raises Finished
+        when it changed the files and left no rename undone. Returns the model steps spent (the
+        tool loop goes on from there)."""
+        self._emit(Notice(f"edit round: {', '.join(targets)} (no check to run)"))
+        try:
+            outcome = plan_edit(self.engine, self.root, targets, self._task, retries=1, cancel=self._cancel,
+                                on_text=lambda t: self._emit(AssistantDelta(t)))
+        except EditError as e:
+            self._emit(Notice(f"edit round skipped: {e}"))
+            return 0
+        if outcome.stats is not None:
+            self._emit(EngineStatsEvent(outcome.stats, True, 0, self.context_limit))
+        if self._cancel.cancelled:
+            raise Cancelled("cancelled by the user")
+        if not outcome.changes:
+            why = "; ".join(outcome.failures)[:200] or "the reply changed no file"
+            self._emit(Notice(f"edit round changed nothing: {why}"))
+            return outcome.generations
+        if not self._write_round(outcome.changes):
+            return outcome.generations
+        if self._check is not None:  # a check tau may not run here: the Final says so
+            self._run_check(self._check)
+        done = f"Changed {', '.join(c.path for c in outcome.changes)}."
+        self._add({"role": "assistant", "content": done})
+        nudge = self._rename_gate(self._task)
+        if nudge is not None:  # the tool loop finishes what the round left
+            self._facts.nudges += 1
+            self._emit(Notice(f"not done yet: {nudge}"))
+            self._add({"role": "user", "content": nudge})
+            return outcome.generations
+        raise Finished(done)
 
     def _write_round(self, changes: list) -> bool:
         """Write a round's files through write_file; False when one was refused."""

@@ -48,6 +48,12 @@ _EXT_LANG = {
 _C_KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "else"}
 
 
+def is_source(path: str) -> bool:
+    """A program's source file (by extension): Python or a language the map reads symbols of."""
+    suffix = Path(path).suffix.lower()
+    return suffix == ".py" or suffix in _EXT_LANG
+
+
 def list_files(root: Path) -> list[str]:
     """Workspace-relative paths of the project's files (git's view when it is a repository)."""
     try:

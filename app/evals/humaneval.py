@@ -100,7 +100,7 @@ def table(summary: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m app.evals.humaneval", description=__doc__.splitlines()[0])
-    ap.add_argument("--problems", default="heldout", help="tune, heldout, heldout2, heldout3, or task numbers like 0-4,10 (default heldout)")
+    ap.add_argument("--problems", default="heldout", help="tune, heldout, heldout2..heldout6, or task numbers like 0-4,10 (default heldout)")
     ap.add_argument("--systems", default=",".join(systems.SYSTEMS), help="comma-separated: raw,aider,edit,run,run-hidden")
     ap.add_argument("--aider", default="/work/aider-venv/bin/aider", help="the aider executable (its own venv)")
     ap.add_argument("--out", default="humaneval-results.json", help="where the JSON goes")

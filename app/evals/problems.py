@@ -20,8 +20,9 @@ from pathlib import Path
 # heldout3: run once, after the 2026-12-02 fixes (stdlib imports, rename gate, raw-JSON calls), unseen before
 # heldout4: picked before the 2026-12-02 edit-prompt round, which tuned on 120-159; run once after it
 # heldout5: picked before the 2026-12-02 (session 11) examples judge of tau run was written; run once after it
+# heldout6: the last untouched twenty, run once after the no-check edit round of session 12
 SETS = {"tune": range(0, 20), "heldout": range(100, 120), "heldout2": range(120, 140), "heldout3": range(140, 160),
-        "heldout4": range(80, 100), "heldout5": range(60, 80)}
+        "heldout4": range(80, 100), "heldout5": range(60, 80), "heldout6": range(40, 60)}
 TEST_FILE = "test_solution.py"
 SOLUTION = "solution.py"
 SCORE_TIMEOUT_S = 60

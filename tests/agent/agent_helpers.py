@@ -34,6 +34,11 @@ class Recorder:
         return [e for e in self.events if isinstance(e, cls)]
 
 
+# a job's first edit round (app.agent.repair) answered with no file, twice (its one resend):
+# the round changes nothing and the tool loop goes on with the rest of a script
+ROUND_MISSES = ("I will look at the code first.", "Let me use the tools.")
+
+
 def make_agent(engine, root, *, mode="auto-edit", approver=approve_all, max_steps=10, on_event=None, **kw):
     from app.agent import Agent
 

@@ -24,6 +24,8 @@ def repo(tmp_path) -> Path:
     git(root, "config", "user.name", "t")
     (root / "calc.py").write_text("def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n")
     (root / "notes.txt").write_text("first line\nsecond line\n")
+    # a second source file: a job that names no file is not about calc.py alone (app.agent.repair)
+    (root / "util.py").write_text("def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n")
     git(root, "add", ".")
     git(root, "commit", "-q", "-m", "init")
     return root

@@ -4,7 +4,7 @@ import os
 import signal
 import threading
 
-from agent_helpers import call
+from agent_helpers import ROUND_MISSES, call
 
 from app.cli.main import main
 from engine.scripted import ScriptedEngine
@@ -101,6 +101,7 @@ def run_json(capsys, argv):
 def test_run_json_streams_events_and_edits(in_repo, engines, capsys):
     queue, made = engines
     queue.append(ScriptedEngine([
+        *ROUND_MISSES,  # the first edit round writes nothing: the tool loop edits
         call("read_file", path="calc.py"),
         call("edit_file", path="calc.py", search="return a - b", replace="return a + b"),
         "Fixed add().",
@@ -119,6 +120,17 @@ def test_run_json_streams_events_and_edits(in_repo, engines, capsys):
     assert stats["stats"]["completion_tokens"] > 0 and stats["context_limit"] == 32768
     assert "return a + b" in (in_repo / "calc.py").read_text()
     assert made[0].closed
+
+
+def test_run_json_of_a_job_without_a_check_reports_its_edit_round(in_repo, engines, capsys):
+    queue, _ = engines
+    fixed = (in_repo / "calc.py").read_text().replace("a - b", "a + b")
+    queue.append(ScriptedEngine([f"calc.py\n```python\n{fixed}```\n"]))
+    code, events = run_json(capsys, ["run", "fix add in calc.py", "--json"])
+    assert code == 0 and (in_repo / "calc.py").read_text() == fixed
+    assert events[-1] == {"type": "final", "status": "done", "message": "Changed calc.py.", "reason": "", "check": None}
+    writes = [e for e in events if e["type"] == "tool_result" and e["name"] == "write_file"]
+    assert len(writes) == 1 and writes[0]["ok"] and "+    return a + b" in writes[0]["diff"]
 
 
 def test_run_plain_reads_stdin_and_prints_answer(in_repo, engines, capsys, monkeypatch):

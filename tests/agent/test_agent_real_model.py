@@ -129,9 +129,9 @@ def test_run_full_auto_fixes_a_bug_until_the_test_passes(tmp_path, monkeypatch, 
 
     assert not tests_pass()
     monkeypatch.chdir(repo)
-    # the task names the file, so the edit-and-test rounds run (app.agent.repair); with no file
-    # named the tool loop can fail here: the model re-sent an unchanged copy of the function
-    code = main(["run", "The tests fail (run them with `python -m pytest -q`). Find the bug in stats.py and fix it, "
+    # no file named: the workspace's only source file is the rounds' target (app.agent.repair); in
+    # the tool loop the model re-sent an unchanged copy of the function until the step limit
+    code = main(["run", "The tests fail (run them with `python -m pytest -q`). Find the bug and fix it, "
                  "then run the tests to check.", "--json", "--mode", "full-auto", "--max-steps", "8"])
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     trail = [(e["type"], e.get("name"), str(e.get("message") or e.get("content") or "")[:300])
@@ -139,6 +139,7 @@ def test_run_full_auto_fixes_a_bug_until_the_test_passes(tmp_path, monkeypatch, 
     assert events[-1]["type"] == "final", trail
     assert tests_pass(), trail
     assert code == 0 and events[-1]["status"] == "done", trail
+    assert any(e["type"] == "notice" and e["message"].startswith("edit round 1: stats.py") for e in events), trail
     assert "x < best" not in (repo / "stats.py").read_text()
 
 

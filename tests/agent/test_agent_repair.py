@@ -1,7 +1,7 @@
 """A job with a check starts with edit-and-test rounds: the named file is rewritten whole, the
 check runs, its failure goes into the next round, and the tool loop takes over only after."""
 
-from agent_helpers import call, make_agent
+from agent_helpers import ROUND_MISSES, call, make_agent
 
 from app.agent.repair import repair_targets
 from app.agent.shown_code import is_test_file
@@ -65,13 +65,50 @@ def test_rounds_that_never_pass_hand_over_to_the_tool_loop_with_what_failed(repo
     assert [r.exit_code for r in shell] == [1, 1, 0]  # code already tried is not checked again
 
 
-def test_no_rounds_without_a_check_tau_may_run_or_a_named_file(repo):
+def test_the_targets_are_the_named_files_or_else_the_only_source_file():
+    files = ["stats.py", "test_stats.py", "README.md", "pyproject.toml"]
+    assert repair_targets("the mean is wrong, fix it", files) == ["stats.py"]
+    assert repair_targets("the mean is wrong, fix it", [*files, "util.py"]) == []  # which one: not a guess
+    assert repair_targets("fix util.py", [*files, "util.py"]) == ["util.py"]
+    assert repair_targets("make test_stats.py pass", files) == ["stats.py"]
+
+
+def test_without_a_check_tau_may_run_one_round_writes_the_named_file(repo):
     _with_tests(repo)
-    engine = ScriptedEngine(["Nothing to do."])
+    engine = ScriptedEngine([RIGHT])
     agent, rec = make_agent(engine, repo, mode="auto-edit", insist=True)  # a found check needs full-auto
-    agent.run_turn("add() in calc.py is wrong, fix it")
+    final = agent.run_turn("add() in calc.py is wrong, fix it")
+    assert final.status == "done" and final.message == "Changed calc.py."
+    assert final.check["ran"] is False and "full-auto" in final.reason  # it says the check did not run
+    assert (repo / "calc.py").read_text().startswith("def add(a, b):\n    return a + b\n")
+    assert engine.requests[0].sampling.temperature == 0 and len(engine.requests) == 1
+    assert "edit round: calc.py (no check to run)" in [n.message for n in rec.of(Notice)]
+    assert agent.undo().restored == ("calc.py",)
+
+
+def test_a_round_that_writes_nothing_hands_over_to_the_tool_loop(repo):
+    engine = ScriptedEngine([*ROUND_MISSES, call("edit_file", path="calc.py", search="a - b", replace="a + b"), "Fixed."])
+    agent, rec = make_agent(engine, repo, insist=True)
+    assert agent.run_turn("fix add in calc.py").message == "Fixed."
+    assert "return a + b" in (repo / "calc.py").read_text()
+    assert any(n.message.startswith("edit round changed nothing") for n in rec.of(Notice))
+
+
+def test_a_rename_the_round_left_undone_goes_on_in_the_tool_loop(repo):
+    unrenamed = whole('def add(a, b):\n    """Add."""\n    return a - b\n')  # changed, but add is still add
+    engine = ScriptedEngine([unrenamed, call("edit_file", path="calc.py", search="def add(", replace="def plus("), "Renamed."])
+    agent, rec = make_agent(engine, repo, insist=True)
+    final = agent.run_turn("Rename the function add to plus in calc.py.")
+    assert "calc.py:1: def add(a, b):" in engine.prompts[1]  # the round's leftover, told to the tool loop
+    assert final.message == "Renamed." and "def plus(a, b):" in (repo / "calc.py").read_text()
+
+
+def test_no_round_for_a_question_or_without_a_file_to_edit(repo):
+    engine = ScriptedEngine(["It subtracts."])
+    agent, rec = make_agent(engine, repo, insist=True)
+    agent.run_turn("what does add in calc.py do?")
     assert not [n for n in rec.of(Notice) if n.message.startswith("edit round")]
     engine = ScriptedEngine(["Nothing to do."])
     agent, rec = make_agent(engine, repo, mode="full-auto", insist=True)
-    agent.run_turn("add() is wrong, fix it")  # names no file
+    agent.run_turn("add() is wrong, fix it")  # names no file, and calc.py is not the workspace's only source
     assert not [c for c in rec.of(ToolCallEvent) if c.name == "write_file"]

@@ -1,7 +1,7 @@
 """A repeated identical failure changes tack; template markup and stray calls never end a turn as
 its answer; shown code becomes a proposed edit in interactive turns, through the approval."""
 
-from agent_helpers import call, make_agent
+from agent_helpers import ROUND_MISSES, call, make_agent
 
 from app.agent.replyclean import embedded_calls, strip_markup
 from app.events import Final, ToolResultEvent
@@ -54,7 +54,7 @@ def test_markup_is_stripped_and_a_stray_call_is_made():
 
 def test_a_final_answer_never_carries_markup_or_a_raw_call(repo):
     raw = '<|im_start|>assistant\n{"name": "edit_file", "arguments": {"path": "calc.py", "search": "return a - b", "replace": "return a + b"}}'
-    engine = ScriptedEngine([raw, "<|im_start|>assistant\nFixed add().<|im_end|>"])
+    engine = ScriptedEngine([*ROUND_MISSES, raw, "<|im_start|>assistant\nFixed add().<|im_end|>"])
     agent, rec = make_agent(engine, repo, insist=True)
     final = agent.run_turn("fix add in calc.py")
     assert final == Final("done", "Fixed add().") and "return a + b" in (repo / "calc.py").read_text()
@@ -153,6 +153,7 @@ def test_a_rename_whose_every_edit_failed_is_pushed_back_and_a_raw_json_write_is
     raw = '{"name": "write_file", "arguments": {"path": "config.py", "content": "' + renamed.replace("\n", "\\n") + '"}}'
     assert '"""' in raw  # not valid JSON as written
     engine = ScriptedEngine([
+        *ROUND_MISSES,
         call("edit_file", path="src/main.py", search="def merge(a, b):", replace="def deep_merge(a, b):"),
         "I renamed the function.",
         raw,
@@ -160,7 +161,7 @@ def test_a_rename_whose_every_edit_failed_is_pushed_back_and_a_raw_json_write_is
     ])
     agent, rec = make_agent(engine, repo, insist=True)
     final = agent.run_turn("Rename the function merge to deep_merge in config.py, including its recursive call.")
-    assert "config.py:1: def merge(a, b):" in engine.prompts[2]  # no edit succeeded: still not done
+    assert "config.py:1: def merge(a, b):" in engine.prompts[4]  # no edit succeeded: still not done
     assert final.status == "done" and final.message == "Renamed merge to deep_merge."
     assert (repo / "config.py").read_text() == renamed
 
