@@ -32,6 +32,11 @@ OPTIMISTIC_RATE = 0.9  # a costly drafter is probed only if it would pay at this
 PROBE_SHARE = 0.01
 PROBE_WINDOW = 2
 IN_STEP_LAG = 8  # a lag this short is taken in by the per-pass sync that drafting's cost includes
+# A costly drafter the policy has shelved is asked again only every this many passes: while it
+# sits out nothing its choice rests on moves but the curve's slow drift and its own lag (which
+# only grows), and asking every pass cost about 30 us of host time a step, a 1-2% loss on a
+# GPU's 2 ms steps where nothing was drafted at all.
+RECHECK_EVERY = 8
 # A new request discounts what a costly drafter accepted before: a long-running server mixes
 # workloads (an edit's copy, a tool output, new code) and one's acceptance misleads on the next.
 REQUEST_DISCOUNT = 0.5
@@ -65,6 +70,7 @@ class DrafterSlot:
     lookup: bool = True  # drafting is free (n-gram): propose first, then size the window
     initial_cost: float = 0.0  # seconds per drafted token before any were measured
     shelved_passes: int = 0
+    quiet: dict[str, int] = field(default_factory=dict)  # by mode: passes before a shelved one is asked again
     drafted: int = 0
     accepted: int = 0
     guards: dict[str, Guard] = field(default_factory=dict)  # by sampling mode
@@ -126,11 +132,18 @@ class Speculator:
                 if self.unverified is None:
                     self.unverified = Shadow(key, bucket, tuple(d.tokens))
                 continue
+            if slot.quiet.get(mode, 0) > 0:
+                slot.quiet[mode] -= 1
+                slot.shelved_passes += 1  # probes keep their schedule
+                continue
             k = self._window(slot, key, 0, max_k, spec, mode, hist)
             if k > 0:
                 d = slot.drafter.propose(hist, k)
                 if d.tokens:
                     return d, 0
+            elif spec.adaptive:  # next asked in RECHECK_EVERY passes, or when a probe is due
+                left = PROBE_EVERY - 1 - slot.shelved_passes
+                slot.quiet[mode] = min(RECHECK_EVERY - 1, left) if left > 0 else RECHECK_EVERY - 1
         return None, 0
 
     def prepare(self, prompt: Sequence[int], spec: SpecConfig) -> Callable[[], None]:
@@ -166,6 +179,7 @@ class Speculator:
                 continue
             self.acceptance.discount(f"{name}:", REQUEST_DISCOUNT)
             slot.shelved_passes = 0  # a probe's budget is a share of this request's own passes
+            slot.quiet.clear()  # a new request: ask at once
             catch_up = getattr(slot.drafter, "catch_up", None)
             if catch_up is None:
                 continue
@@ -202,6 +216,7 @@ class Speculator:
         slot = self.slots.get(source)
         if slot is not None and not slot.lookup:
             slot.guard(mode).record(seconds, tokens, self.curve_for(mode).cost(1))
+            slot.quiet.pop(mode, None)  # new evidence: ask again at once
 
     def _window(self, slot: DrafterSlot, key: str, bucket: int, max_k: int, spec: SpecConfig, mode: str,
                 hist: list[int]) -> int:

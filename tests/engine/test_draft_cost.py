@@ -159,6 +159,28 @@ def test_a_drafter_far_behind_pays_its_catch_up_in_the_pass_that_needs_it() -> N
     assert _speculator(LaggingDrafter(2000)).pick(hist, cfg, "sampled", 16)[0] is None
 
 
+def test_a_shelved_drafter_is_asked_again_only_every_few_passes_and_at_once_on_a_new_request() -> None:
+    from engine.spec import SpecConfig
+    from engine.speculator import RECHECK_EVERY
+
+    class Counting(LaggingDrafter):
+        asked = 0
+
+        def lag(self, history) -> int:
+            self.asked += 1
+            return self.behind
+
+    cfg = SpecConfig(drafters=("draft",))
+    drafter = Counting(2000)  # shelved: catching up would not pay
+    spec = _speculator(drafter)
+    hist = list(range(3000))
+    assert all(spec.pick(hist, cfg, "sampled", 16)[0] is None for _ in range(4 * RECHECK_EVERY))
+    assert drafter.asked == 4  # the policy's host work, once in RECHECK_EVERY passes, not every pass
+    drafter.behind = 0  # it caught up (a new request): asked at once, and now it pays
+    spec.begin(hist, cfg, "sampled", 64)
+    assert spec.pick(hist, cfg, "sampled", 16)[0] is not None
+
+
 def test_the_guard_shelves_a_drafter_whose_passes_were_slower_than_plain() -> None:
     from engine.spec import SpecConfig
 
