@@ -5,10 +5,12 @@ Runs on the engine's owner thread. Plain decoding is the same loop with windows 
 
 from __future__ import annotations
 
+import functools
+import gc
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import ParamSpec, Protocol
 
 import numpy as np
 
@@ -104,6 +106,29 @@ class LoopState:
                 self.acc_pos[i] += 1
 
 
+P = ParamSpec("P")
+
+
+def _cycles_paused(fn: Callable[P, DoneEvent]) -> Callable[P, DoneEvent]:
+    """Python's cycle collector paused for a generation: a collection mid-generation stalls a
+    step (traced on an H200: up to 2.8 ms against 1.8 ms steps, and 25 us a step on average
+    where the n-gram index grows), while reference counting frees what the loop drops; cycles
+    wait for the end of the generation."""
+
+    @functools.wraps(fn)
+    def paused(*args: P.args, **kwargs: P.kwargs) -> DoneEvent:
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if was:
+                gc.enable()
+
+    return paused
+
+
+@_cycles_paused
 def run(
     target: Target,
     model: TokenModel,

@@ -49,3 +49,22 @@ def test_a_drafter_that_took_the_prompt_in_proposes_what_it_would_have() -> None
     for extra in ([5, 6], [5, 6, 7, 8]):
         hist = prompt + extra
         assert warm.propose(list(hist), 8) == cold.propose(list(hist), 8)
+
+
+def test_the_cycle_collector_is_paused_for_a_generation_and_restored_after() -> None:
+    import gc
+
+    seen: list[bool] = []
+    sp = Speculator(CostCurve({1: 1.0, 2: 1.2}), {"ngram": DrafterSlot(NgramDrafter())}, Acceptance())
+    prompt = list(range(1, 40))
+    req = GenerateRequest(tuple(prompt), max_tokens=5, sampling=SamplingParams(temperature=0.0))
+    assert gc.isenabled()
+    try:
+        run(Target(CountingCtx()), Vocab(), prompt, req, SpecConfig(drafters=("ngram",)), sp,
+            lambda _e: seen.append(gc.isenabled()))
+        assert seen and not any(seen) and gc.isenabled()
+        gc.disable()  # paused by someone else: it stays so
+        run(Target(CountingCtx()), Vocab(), prompt, req, SpecConfig(drafters=()), sp, lambda _e: None)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
