@@ -11,8 +11,8 @@ small model loses most in tool calls, so the tool loop takes over only when the 
 with the check's last output.
 
 A job with no check tau may run still starts with one round, what ``tau edit`` would write: on
-outside problems without tests the tool loop solved 1 of 6 where that round solved 4. A job
-that names no file means the workspace's one source file, when it has only one.
+six outside problems whose runs had no check the tool loop solved 1 where ``tau edit`` solved 4.
+A job that names no file means the workspace's one source file, when it has only one.
 
 A mixin of ``app.agent.loop.Agent``: it uses the agent's tools, check and events.
 """
