@@ -54,11 +54,19 @@ FEEDBACK_CHARS = 2000
 def repair_targets(task: str, files: list[str]) -> list[str]:
     """The files a job's edit rounds rewrite: those the task names, less tests and secrets; when
     it names none of those, the workspace's only source file that is not a test, if there is one."""
-    named = [f for f in mentioned_files(task, files) if not is_test_file(f) and not is_secret_path(f)]
-    if named:
-        return named
+    named = mentioned_files(task, files)
+    targets = [f for f in named if not is_test_file(f) and not is_secret_path(f)]
+    if targets or not all(map(is_test_file, named)):  # a named file tau may not rewrite is not a licence to pick another
+        return targets
     sources = [f for f in files if is_source(f) and not is_test_file(f) and not is_secret_path(f)]
     return sources if len(sources) == 1 else []
+
+
+def names_only_tests(task: str, files: list[str]) -> bool:
+    """The task names files, all of them tests: a job about the tests themselves, unless a check
+    says the tests are the judge."""
+    named = mentioned_files(task, files)
+    return bool(named) and all(map(is_test_file, named))
 
 
 def round_instruction(task: str, command: str, failure: str | None) -> str:
@@ -88,7 +96,9 @@ class RepairMixin(AgentParts):
         if not targets or "write_file" not in self._by_name or budget < 3:
             return 0
         if st is None or (not st.check.explicit and self.mode != "full-auto"):  # nothing tau may iterate on
-            return self._single_round(targets) if asks_for_change(self._task) else 0
+            if not asks_for_change(self._task) or names_only_tests(self._task, files):
+                return 0
+            return self._single_round(targets)
         originals = {p: t for p in targets if (t := read_confined(self.root, p)) is not None}
         spent, failure = 0, None
         tried: set[tuple[str, ...]] = set()

@@ -70,7 +70,21 @@ def test_the_targets_are_the_named_files_or_else_the_only_source_file():
     assert repair_targets("the mean is wrong, fix it", files) == ["stats.py"]
     assert repair_targets("the mean is wrong, fix it", [*files, "util.py"]) == []  # which one: not a guess
     assert repair_targets("fix util.py", [*files, "util.py"]) == ["util.py"]
-    assert repair_targets("make test_stats.py pass", files) == ["stats.py"]
+    assert repair_targets("make test_stats.py pass", files) == ["stats.py"]  # with a check: the tests judge it
+    assert repair_targets("the mean is wrong, see config/.env", [*files, "config/.env"]) == []  # named, not tau's to rewrite
+
+
+def test_a_job_about_the_tests_without_a_check_gets_no_round_on_the_source(tmp_path):
+    ws = tmp_path / "ws"  # the sessions' state dir lives in tmp_path, outside the workspace
+    ws.mkdir()
+    (ws / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    (ws / "test_calc.py").write_text(TEST_CALC)
+    engine = ScriptedEngine([call("edit_file", path="test_calc.py", search="== 5", replace="== 5\n    assert add(0, 0) == 0"),
+                             "Added a case."])
+    agent, rec = make_agent(engine, ws, mode="auto-edit", insist=True)  # the found pytest may not run here
+    assert agent.run_turn("Add a test case for zeros to test_calc.py").message == "Added a case."
+    assert not [n for n in rec.of(Notice) if n.message.startswith("edit round")]
+    assert (ws / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
 
 
 def test_without_a_check_tau_may_run_one_round_writes_the_named_file(repo):
