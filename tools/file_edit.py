@@ -13,6 +13,7 @@ from tools.capping import cap_text
 from tools.diffs import diff_stats, make_diff
 from tools.matching import apply_edit
 from tools.permissions_types import ApprovalRequest
+from tools.pysyntax import broke_python
 from tools.secret_files import is_secret_path
 from tools.textio import DecodedText, NotText, TextFormat, Unencodable, decode, encode, normalize_newlines
 from tools.toolkit import (
@@ -101,6 +102,9 @@ def apply_change(
     lines = [f"{'created' if old is None else 'edited'} {rel} (+{added} -{removed})"]
     if note:
         lines.append(note)
+    broken = broke_python(rel, old, new)
+    if broken is not None:  # written as asked, but the model should know before it runs anything
+        lines.append(f"warning: {rel} no longer parses as Python ({broken})")
     if show_diff and not is_secret_path(rel):
         lines.append(cap_text(diff, MAX_DIFF_SHOWN))
     return ToolResult(ok=True, output="\n".join(lines), diff=diff, paths=(rel,))

@@ -24,6 +24,7 @@ from engine.types import CancelToken, DoneEvent, Engine, GenerateRequest, GenSta
 from tools.atomic import atomic_write
 from tools.diffs import make_diff
 from tools.matching import apply_edit
+from tools.pysyntax import broke_python
 from tools.textio import TextFormat, decode, encode
 
 EDIT_SYSTEM = """You are an expert programmer. You change code exactly as the user asks.
@@ -181,6 +182,18 @@ def _apply(files: list[SourceFile], blocks: list[EditBlock]) -> list[str]:
             f.text = res.new_text
         else:
             failures.append(f"{f.path}: {res.message}\nSEARCH was:\n{b.search}")
+    return failures
+
+
+def _unparsable(files: list[SourceFile], before: dict[str, str]) -> list[str]:
+    """Python files this reply left unparsable (when they parsed before it) go back to their text
+    before it, and the failure says where: a file that no longer parses is not an edit to write."""
+    failures = []
+    for f in files:
+        err = broke_python(f.path, before[f.path], f.text) if f.text != before[f.path] else None
+        if err is not None:
+            f.text = before[f.path]
+            failures.append(f"{f.path}: the new file does not parse ({err}); none of this reply's change to it was kept")
     return failures
 
 
@@ -345,7 +358,9 @@ def _plan_once(
         blocks, errors = parse_edit_blocks(done.text, [f.path for f in files])
         if not blocks and not errors and fmt == WHOLE:
             blocks = _bare_code(done.text, files)
+        before = {f.path: f.text for f in files}
         failures = errors + _apply(files, blocks)
+        failures += _unparsable(files, before)
         if not blocks and not errors:
             failures = ["the reply has no file in a fenced block" if fmt == WHOLE else "the reply has no SEARCH/REPLACE block"]
         if not failures:

@@ -101,3 +101,24 @@ def test_tau_edit_check_reports_and_sets_the_exit_code(in_repo, engines, capsys)
     queue.append(ScriptedEngine([fixed.replace("a + b", "a + 2 * b")]))
     assert main(["edit", "calc.py", "fix add", "--json", "--check", check]) == 1  # dry run: the check does not run
     assert json.loads(capsys.readouterr().out)["check"] == {"command": check, "ran": False, "passed": None}
+
+
+def test_a_reply_that_leaves_python_unparsable_is_sent_back_and_never_kept(tmp_path):
+    (tmp_path / "config.py").write_text(CONFIG)
+    broken = CONFIG.replace("    return out\n", "    return out)\n")
+    engine = ScriptedEngine([f"config.py\n```python\n{broken}```\n", f"config.py\n```python\n{CONFIG.replace('dict(a)', 'a.copy()')}```\n"])
+    outcome = plan_edit(engine, tmp_path, ["config.py"], "copy with .copy()")
+    assert outcome.failures == [] and "a.copy()" in outcome.changes[0].new
+    assert "config.py: the new file does not parse (line 9: unmatched ')')" in engine.prompts[1]
+    outcome = plan_edit(ScriptedEngine([f"config.py\n```python\n{broken}```\n"]), tmp_path, ["config.py"], "x", retries=0)
+    assert outcome.changes == [] and "does not parse" in outcome.failures[0]
+    # SEARCH/REPLACE blocks that break the file are dropped together
+    big = "".join(f"v{i} = {i}\n" for i in range(WHOLE_MAX_LINES + 5))
+    (tmp_path / "big.py").write_text(big)
+    blocks = "big.py\n<<<<<<< SEARCH\nv3 = 3\n=======\nv3 = (33\n>>>>>>> REPLACE\n"
+    outcome = plan_edit(ScriptedEngine([blocks]), tmp_path, ["big.py"], "set v3", retries=0)
+    assert outcome.changes == [] and "big.py: the new file does not parse" in outcome.failures[0]
+    # a file that did not parse before is not held to it
+    (tmp_path / "wip.py").write_text("def f(:\n    pass\n")
+    outcome = plan_edit(ScriptedEngine(["wip.py\n```python\ndef f(:\n    return 1\n```\n"]), tmp_path, ["wip.py"], "x", retries=0)
+    assert outcome.failures == [] and "return 1" in outcome.changes[0].new

@@ -132,3 +132,15 @@ def test_edit_file_replace_all_and_occurrence(root: Path, ctx: ToolContext) -> N
     assert not both.ok and "not both" in both.output
     props = EditFile.parameters["properties"]
     assert props["replace_all"]["type"] == "boolean" and props["occurrence"]["type"] == "integer"
+
+
+def test_an_edit_that_breaks_python_is_written_with_a_warning(root: Path, ctx: ToolContext) -> None:
+    f = root / "m.py"
+    f.write_text("def f():\n    return 1\n")
+    result = EditFile().run({"path": "m.py", "search": "return 1", "replace": "return (1"}, ctx)
+    assert result.ok and f.read_text() == "def f():\n    return (1\n"  # the model's call is done as asked
+    assert result.output.splitlines()[1] == "warning: m.py no longer parses as Python (line 2: '(' was never closed)"
+    # already broken, or not Python: nothing to warn about
+    assert "warning" not in EditFile().run({"path": "m.py", "search": "return (1", "replace": "return ((1"}, ctx).output
+    assert "warning" not in WriteFile().run({"path": "notes.txt", "content": "def f(:\n"}, ctx).output
+    assert "no longer parses" in WriteFile().run({"path": "new.py", "content": "def f(:\n"}, ctx).output
