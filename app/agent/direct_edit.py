@@ -24,7 +24,7 @@ from engine.types import CancelToken, DoneEvent, Engine, GenerateRequest, GenSta
 from tools.atomic import atomic_write
 from tools.diffs import make_diff
 from tools.matching import apply_edit
-from tools.pysyntax import broke_python
+from tools.pysyntax import broke_python, syntax_error
 from tools.textio import TextFormat, decode, encode
 
 EDIT_SYSTEM = """You are an expert programmer. You change code exactly as the user asks.
@@ -199,13 +199,7 @@ def _unparsable(files: list[SourceFile], before: dict[str, str]) -> list[str]:
 
 def _bare_code(reply: str, files: list[SourceFile]) -> list[EditBlock]:
     """A whole-file reply without a fence: accepted for one Python file when it parses."""
-    import ast
-
-    if len(files) != 1 or not files[0].path.endswith(".py") or "def " not in reply:
-        return []
-    try:
-        ast.parse(reply)
-    except (SyntaxError, ValueError):
+    if len(files) != 1 or not files[0].path.endswith(".py") or "def " not in reply or syntax_error(reply):
         return []
     return [EditBlock(files[0].path, "", reply.strip("\n"), whole_file=True)]
 
