@@ -256,21 +256,21 @@ def plan_edit(
 RETRY_TEMPERATURE = 0.6  # the agent's usual sampling, for a greedy run's retries
 
 
+def retry_sampling(temperature: float, top_p: float, n: int, *, min_temperature: float = 0.0) -> SamplingParams:
+    """How a try after a failed one samples: at the run's temperature, or at 0.6 in a greedy run
+    (a greedy retry would repeat itself) or one below ``min_temperature``; seeded by the try, so
+    a run is repeatable."""
+    keep = temperature > 0 and temperature >= min_temperature
+    return SamplingParams(temperature=temperature if keep else RETRY_TEMPERATURE, top_p=top_p if keep else 0.95,
+                          seed=1000 + n)
+
+
 def fresh_sampling(temperature: float, top_p: float, n: int) -> SamplingParams:
     """How a reply after a repeated one samples: at RETRY_TEMPERATURE at least (greedy, the 1.5B
     model gave one answer six times in a row to a failing check's push-back), seeded by ``n``.
     It does not break every loop: an answer copied from the context has tokens so likely that
     top-p keeps only them, and the copy comes back the same."""
-    if temperature >= RETRY_TEMPERATURE:
-        return SamplingParams(temperature=temperature, top_p=top_p, seed=1000 + n)
-    return SamplingParams(temperature=RETRY_TEMPERATURE, top_p=0.95, seed=1000 + n)
-
-
-def retry_sampling(temperature: float, top_p: float, n: int) -> SamplingParams:
-    """How a try after a failed one samples: at the run's temperature, or at 0.6 in a greedy run
-    (a greedy retry would repeat itself); seeded by the try, so a run is repeatable."""
-    return SamplingParams(temperature=temperature if temperature > 0 else RETRY_TEMPERATURE,
-                          top_p=top_p if temperature > 0 else 0.95, seed=1000 + n)
+    return retry_sampling(temperature, top_p, n, min_temperature=RETRY_TEMPERATURE)
 
 
 def _texts(outcome: EditOutcome) -> tuple[tuple[str, str], ...]:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.agent.checks import CheckState, tail
 from app.agent.confined import read_confined
-from app.agent.direct_edit import EditError, plan_edit, retry_sampling
+from app.agent.direct_edit import EditError, EditOutcome, plan_edit, retry_sampling
 from app.agent.exits import Cancelled, Finished
 from app.agent.finish import asks_for_change, failure_lines
 from app.agent.mentions import mentioned_files
@@ -108,19 +108,12 @@ class RepairMixin(AgentParts):
             if self._cancel.cancelled:
                 raise Cancelled("cancelled by the user")
             self._emit(Notice(f"edit round {n}: {', '.join(targets)}" + ("" if failure is None else " (a fresh try, told what failed)")))
-            try:
-                outcome = plan_edit(self.engine, self.root, targets, round_instruction(self._task, st.check.command, failure),
-                                    retries=0, cancel=self._cancel, on_text=lambda t: self._emit(AssistantDelta(t)),
-                                    sampling=None if n == 1 else retry_sampling(self.config.temperature, self.config.top_p, n),
-                                    base=originals if n > 1 else None)
-            except EditError as e:
-                self._emit(Notice(f"edit rounds skipped: {e}"))
+            outcome = self._plan_round(targets, round_instruction(self._task, st.check.command, failure), "edit rounds",
+                                       retries=0, base=originals if n > 1 else None,
+                                       sampling=None if n == 1 else retry_sampling(self.config.temperature, self.config.top_p, n))
+            if outcome is None:
                 return spent
             spent += outcome.generations
-            if outcome.stats is not None:
-                self._emit(EngineStatsEvent(outcome.stats, True, 0, self.context_limit))
-            if self._cancel.cancelled:
-                raise Cancelled("cancelled by the user")
             key = tuple(c.new for c in outcome.changes)
             if not outcome.changes or key in tried:
                 why = "; ".join(outcome.failures)[:200] or "the same code as an earlier round"
@@ -150,16 +143,9 @@ class RepairMixin(AgentParts):
         when it changed the files and left no rename undone. Returns the model steps spent (the
         tool loop goes on from there)."""
         self._emit(Notice(f"edit round: {', '.join(targets)} (no check to run)"))
-        try:
-            outcome = plan_edit(self.engine, self.root, targets, self._task, retries=1, cancel=self._cancel,
-                                on_text=lambda t: self._emit(AssistantDelta(t)))
-        except EditError as e:
-            self._emit(Notice(f"edit round skipped: {e}"))
+        outcome = self._plan_round(targets, self._task, "edit round", retries=1)
+        if outcome is None:
             return 0
-        if outcome.stats is not None:
-            self._emit(EngineStatsEvent(outcome.stats, True, 0, self.context_limit))
-        if self._cancel.cancelled:
-            raise Cancelled("cancelled by the user")
         if not outcome.changes:
             why = "; ".join(outcome.failures)[:200] or "the reply changed no file"
             self._emit(Notice(f"edit round changed nothing: {why}"))
@@ -177,6 +163,21 @@ class RepairMixin(AgentParts):
             self._add({"role": "user", "content": nudge})
             return outcome.generations
         raise Finished(done)
+
+    def _plan_round(self, targets: list[str], instruction: str, what: str, **kw: Any) -> EditOutcome | None:
+        """One round's edit, planned (``plan_edit`` with ``kw``) and its stats reported; None when
+        the files cannot be edited this way (said in a notice starting with ``what``)."""
+        try:
+            outcome = plan_edit(self.engine, self.root, targets, instruction, cancel=self._cancel,
+                                on_text=lambda t: self._emit(AssistantDelta(t)), **kw)
+        except EditError as e:
+            self._emit(Notice(f"{what} skipped: {e}"))
+            return None
+        if outcome.stats is not None:
+            self._emit(EngineStatsEvent(outcome.stats, True, 0, self.context_limit))
+        if self._cancel.cancelled:
+            raise Cancelled("cancelled by the user")
+        return outcome
 
     def _write_round(self, changes: list) -> bool:
         """Write a round's files through write_file; False when one was refused."""
