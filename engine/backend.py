@@ -231,6 +231,7 @@ class Context:
         self.mem = llama_cpp.llama_get_memory(self.ptr)
         self.batch = llama_cpp.llama_batch_init(n_batch, 0, 1)
         self.n_vocab = model.n_vocab
+        self._state_buf: ctypes.Array | None = None  # copy_seq_to's buffer
 
     def close(self) -> None:
         if self.ptr:
@@ -288,6 +289,20 @@ class Context:
 
     def clear(self) -> None:
         llama_cpp.llama_memory_clear(self.mem, True)
+
+    def copy_seq_to(self, other: Context) -> bool:
+        """Replace ``other``'s sequence 0 with this context's (KV cells and positions), through a
+        buffer kept for reuse; both contexts need the same KV type and flash-attention layout."""
+        n = int(llama_cpp.llama_state_seq_get_size(self.ptr, 0))
+        buf = self._state_buf
+        if buf is None or len(buf) < n:
+            buf = self._state_buf = (ctypes.c_uint8 * max(n + n // 2, 1 << 20))()  # headroom: the sequence grows
+        w = int(llama_cpp.llama_state_seq_get_data(self.ptr, buf, n, 0))
+        other.clear()
+        if w == 0 or int(llama_cpp.llama_state_seq_set_data(other.ptr, buf, w, 0)) == 0:
+            other.clear()
+            return False
+        return True
 
     def save_state(self, path: Path, tokens: Sequence[int]) -> bool:
         """Write sequence 0's KV cache and its token list to ``path`` (atomically); False on failure."""

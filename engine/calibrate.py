@@ -5,8 +5,11 @@ a short plain decode and a small verify pass, and prints one JSON line. Each wei
 gets its own child, so a layout whose kernels crash (llama.cpp's AMX path died of SIGILL on
 one Xeon VM) kills only that child and is ruled out; the user's process never runs it. The
 choice minimises one plain step plus one verify pass (decode and verification together)
-and is cached beside the verify curve, keyed by CPU, llama.cpp build and model. Explicit
-settings in the config are never overridden, only the ones left on auto are calibrated.
+and is cached beside the verify curve, keyed by CPU, llama.cpp build and model. Each child
+also times a prompt's prefill and a KV state copy: where the other layout (same threads and
+flash attention) prefills enough faster, long prompt additions are computed on it
+(``engine.sideprefill``). Explicit settings in the config are never overridden, only the
+ones left on auto are calibrated.
 """
 
 from __future__ import annotations
@@ -23,10 +26,12 @@ from pathlib import Path
 from engine.config import EngineConfig
 from engine.profile import calibration_path, calibration_stem, load_profile, save_profile
 
-CALIBRATION_VERSION = 1
+CALIBRATION_VERSION = 2
 VERIFY_ROWS = 8  # a typical verify window on CPU
 WARM_TOKENS = 64  # context before the timed steps: enough to touch every weight once
 STEPS = 4
+PREFILL_TOKENS = 192  # a timed prefill: one batch, as a prompt's new part is computed
+SIDE_GAIN = 1.15  # the other layout prefills at least this much faster, or no side context
 CHILD_TIMEOUT_S = 120.0
 
 Runner = Callable[[Sequence[str], float], "tuple[int, str]"]
@@ -40,6 +45,17 @@ class Candidate:
 
 
 @dataclass(frozen=True)
+class Timing:
+    """What a child measured for one candidate (seconds; prefill and copy per token)."""
+
+    candidate: Candidate
+    step_s: float
+    verify_s: float
+    prefill_s: float = 0.0
+    copy_s: float = 0.0
+
+
+@dataclass(frozen=True)
 class Choice:
     """The load settings the engine uses, and where they came from."""
 
@@ -50,6 +66,9 @@ class Choice:
     step_s: float = 0.0  # one plain decode step with this choice
     verify_s: float = 0.0  # one VERIFY_ROWS-row pass with this choice
     ruled_out: tuple[str, ...] = ()  # layouts whose child crashed, e.g. "extra_buffers on: signal 4"
+    prefill_s: float = 0.0  # prefill seconds per token with this choice
+    side_prefill_s: float = 0.0  # ...on the other layout, when long additions go there (0 = they don't)
+    copy_s: float = 0.0  # one KV state copy, seconds per token of the sequence
 
     def label(self) -> str:
         fa = "auto" if self.flash_attn is None else ("on" if self.flash_attn else "off")
@@ -57,6 +76,10 @@ class Choice:
         s = f"weights {'repacked' if self.extra_buffers else 'plain'}, flash attention {fa}, {threads} threads ({self.source})"
         if self.step_s:
             s += f", step {self.step_s * 1e3:.1f} ms, {VERIFY_ROWS}-row pass {self.verify_s * 1e3:.1f} ms"
+        if self.side_prefill_s:
+            other = "plain" if self.extra_buffers else "repacked"
+            s += (f"; long prompts prefilled on {other} weights ({1 / self.side_prefill_s:.0f} tok/s against "
+                  f"{1 / self.prefill_s:.0f})")
         return s + "".join(f"; ruled out {r}" for r in self.ruled_out)
 
 
@@ -78,13 +101,25 @@ def candidates(cfg: EngineConfig, cpu_count: int) -> list[Candidate]:
     return [Candidate(e, f, t) for e in layouts for f in fas for t in threads]
 
 
-def pick(results: Sequence[tuple[Candidate, float, float]]) -> tuple[Candidate, float, float] | None:
+def pick(results: Sequence[Timing]) -> Timing | None:
     """The candidate with the least plain step + verify pass; ties go to the earlier (plain layout first)."""
     best = None
     for r in results:
-        if best is None or r[1] + r[2] < best[1] + best[2]:
+        if best is None or r.step_s + r.verify_s < best.step_s + best.verify_s:
             best = r
     return best
+
+
+def side_for(best: Timing, results: Sequence[Timing]) -> Timing | None:
+    """The other layout with the same threads and flash attention (its KV state is interchangeable),
+    when it prefills at least SIDE_GAIN times faster than the chosen one."""
+    c = best.candidate
+    for r in results:
+        o = r.candidate
+        if (o.extra_buffers != c.extra_buffers and o.flash_attn == c.flash_attn and o.threads == c.threads
+                and r.prefill_s > 0 and best.prefill_s > 0 and r.copy_s > 0 and r.prefill_s * SIDE_GAIN < best.prefill_s):
+            return r
+    return None
 
 
 def _run(cmd: Sequence[str], timeout: float) -> tuple[int, str]:
@@ -98,9 +133,9 @@ def _run(cmd: Sequence[str], timeout: float) -> tuple[int, str]:
 
 
 def measure(model_path: str, cands: Sequence[Candidate], *, n_ctx: int = 512, runner: Runner = _run,
-            python: str = sys.executable) -> tuple[list[tuple[Candidate, float, float]], list[str]]:
+            python: str = sys.executable) -> tuple[list[Timing], list[str]]:
     """Time the candidates, one child process per weight layout. Returns (results, ruled-out layouts)."""
-    results: list[tuple[Candidate, float, float]] = []
+    results: list[Timing] = []
     ruled_out: list[str] = []
     for layout in dict.fromkeys(c.extra_buffers for c in cands):
         group = [c for c in cands if c.extra_buffers == layout]
@@ -110,7 +145,8 @@ def measure(model_path: str, cands: Sequence[Candidate], *, n_ctx: int = 512, ru
         for line in out.splitlines():
             try:
                 d = json.loads(line)
-                got.append((Candidate(**d["candidate"]), float(d["step_s"]), float(d["verify_s"])))
+                got.append(Timing(Candidate(**d["candidate"]), float(d["step_s"]), float(d["verify_s"]),
+                                  float(d.get("prefill_s", 0.0)), float(d.get("copy_s", 0.0))))
             except (ValueError, KeyError, TypeError):
                 continue
         name = f"extra_buffers {'on' if layout else 'off'}"
@@ -128,7 +164,8 @@ def calibrated(path: Path | None, cfg: EngineConfig) -> Choice | None:
         return None
     try:
         c = Choice(bool(d["extra_buffers"]), d["flash_attn"], int(d["threads"]), "calibrated",
-                   float(d["step_s"]), float(d["verify_s"]), tuple(d.get("ruled_out", ())))
+                   float(d["step_s"]), float(d["verify_s"]), tuple(d.get("ruled_out", ())),
+                   float(d.get("prefill_s", 0.0)), float(d.get("side_prefill_s", 0.0)), float(d.get("copy_s", 0.0)))
     except (KeyError, TypeError, ValueError):
         return None
     if c.flash_attn is not None and not isinstance(c.flash_attn, bool):
@@ -143,12 +180,15 @@ def calibrate(path: Path | None, cfg: EngineConfig, *, runner: Runner = _run) ->
     best = pick(results)
     if best is None:
         return None
-    c, step, verify = best
-    choice = Choice(c.extra_buffers, c.flash_attn, c.threads, "calibrated", step, verify, tuple(ruled_out))
+    c, side = best.candidate, side_for(best, results)
+    choice = Choice(c.extra_buffers, c.flash_attn, c.threads, "calibrated", best.step_s, best.verify_s,
+                    tuple(ruled_out), best.prefill_s, side.prefill_s if side else 0.0,
+                    max(best.copy_s, side.copy_s) if side else best.copy_s)
     prof = load_profile(path)
     prof["choice"] = {**asdict(choice), "version": CALIBRATION_VERSION,
                       "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                      "measured": [{**asdict(k), "step_s": s, "verify_s": v} for k, s, v in results]}
+                      "measured": [{**asdict(t.candidate), "step_s": t.step_s, "verify_s": t.verify_s,
+                                    "prefill_s": t.prefill_s, "copy_s": t.copy_s} for t in results]}
     prof["choice"].pop("source")
     save_profile(path, prof)
     return choice
@@ -178,13 +218,14 @@ def describe(cache_dir: str, model_path: str, cfg: EngineConfig | None = None) -
 # ---- the child -------------------------------------------------------------------------------
 
 
-def _time_candidate(model, c: Candidate, n_ctx: int) -> tuple[float, float]:
+def _time_candidate(model, c: Candidate, n_ctx: int) -> tuple[float, float, float, float]:
     from engine.backend import Context
 
-    ctx = Context(model, n_ctx=n_ctx, n_batch=WARM_TOKENS, threads=c.threads, flash_attn=c.flash_attn)
+    ctx = Context(model, n_ctx=n_ctx, n_batch=max(WARM_TOKENS, PREFILL_TOKENS), threads=c.threads, flash_attn=c.flash_attn)
+    other = Context(model, n_ctx=n_ctx, n_batch=8, threads=c.threads, flash_attn=c.flash_attn)
     try:
         vocab = model.n_vocab
-        toks = [(7 * i + 3) % vocab for i in range(WARM_TOKENS + STEPS + VERIFY_ROWS + 1)]
+        toks = [(7 * i + 3) % vocab for i in range(WARM_TOKENS + STEPS + VERIFY_ROWS + PREFILL_TOKENS + 1)]
         ctx.decode(toks[:WARM_TOKENS], 0, all_logits=False)
         ctx.decode(toks[WARM_TOKENS:WARM_TOKENS + VERIFY_ROWS], WARM_TOKENS, all_logits=True)  # first-use costs
         ctx.truncate(WARM_TOKENS)
@@ -200,8 +241,17 @@ def _time_candidate(model, c: Candidate, n_ctx: int) -> tuple[float, float]:
             ctx.decode(toks[WARM_TOKENS:WARM_TOKENS + VERIFY_ROWS], WARM_TOKENS, all_logits=True)
             verify = min(verify, time.perf_counter() - t0)
             ctx.truncate(WARM_TOKENS)
-        return step, verify
+        t0 = time.perf_counter()
+        ctx.decode(toks[WARM_TOKENS:WARM_TOKENS + PREFILL_TOKENS], WARM_TOKENS, all_logits=False)
+        prefill = (time.perf_counter() - t0) / PREFILL_TOKENS
+        copy = float("inf")
+        for _ in range(2):  # the first copy also allocates the buffer
+            t0 = time.perf_counter()
+            ok = ctx.copy_seq_to(other)
+            copy = min(copy, (time.perf_counter() - t0) / (WARM_TOKENS + PREFILL_TOKENS))
+        return step, verify, prefill, copy if ok else 0.0
     finally:
+        other.close()
         ctx.close()
 
 
@@ -214,8 +264,9 @@ def child_main(arg: str) -> int:
     model = backend.Model(spec["model"], gpu_layers=0, extra_buffers=cands[0].extra_buffers)
     try:
         for c in cands:
-            step, verify = _time_candidate(model, c, int(spec["n_ctx"]))
-            print(json.dumps({"candidate": asdict(c), "step_s": step, "verify_s": verify}), flush=True)
+            step, verify, prefill, copy = _time_candidate(model, c, int(spec["n_ctx"]))
+            print(json.dumps({"candidate": asdict(c), "step_s": step, "verify_s": verify, "prefill_s": prefill,
+                              "copy_s": copy}), flush=True)
     finally:
         model.close()
     return 0

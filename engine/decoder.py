@@ -16,6 +16,7 @@ import numpy as np
 
 from engine.sampling import Sampler
 from engine.shadow import Shadow
+from engine.sideprefill import SidePrefill
 from engine.spec import SpecConfig
 from engine.speculator import Pending, Speculator, observe_pass
 from engine.textstream import TextStream
@@ -44,9 +45,10 @@ class TokenModel(Protocol):
 class Target:
     """A target context plus the exact token list its KV cache holds."""
 
-    def __init__(self, ctx) -> None:  # ctx: engine.backend.Context (duck-typed for tests)
+    def __init__(self, ctx, side: SidePrefill | None = None) -> None:  # ctx: engine.backend.Context (duck-typed for tests)
         self.ctx = ctx
         self.kv: list[int] = []
+        self.side = side  # long additions are computed on the other weight layout (engine.sideprefill)
 
     @property
     def n_ctx(self) -> int:
@@ -63,6 +65,11 @@ class Target:
         if common == len(prompt):
             common -= 1  # re-evaluate the last token to get its logits
         self.rollback(common)
+        if self.side is not None:
+            row = self.side.prefill(self.ctx, self.kv, prompt)
+            if row is not None:
+                return row, common
+            common = len(self.kv)  # a failed copy leaves the target empty
         rows = self.eval(prompt[common:], all_logits=False)
         assert rows is not None
         return rows[-1], common

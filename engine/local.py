@@ -29,6 +29,7 @@ from engine.peer_backend import PeerSettings
 from engine.policy import CostCurve
 from engine.prefixcache import MIN_PREFIX, PrefixCache, common_prefix
 from engine.profile import CURVE_VERSION, calibration_path, load_profile, model_id, profile_path, save_profile
+from engine.sideprefill import ALWAYS, SidePrefill, SideRates
 from engine.spec import DEFAULT_MAX_WINDOW, SpecConfig, spec_preset
 from engine.speculator import DrafterSlot, Speculator
 from engine.tuned import apply_tuned, tuned_settings, tuned_spec
@@ -92,7 +93,9 @@ class LocalEngine:
             except backend.BackendError as e:  # e.g. no MTP graph for this arch in llama.cpp
                 self.mtp_note = str(e)
         self.ctx = ctx if ctx is not None else backend.Context(self.model, **ctx_kw)
-        self.target = Target(self.ctx)
+        self.side_model: backend.Model | None = None
+        self.side_ctx: backend.Context | None = None
+        self.target = Target(self.ctx, self._side_prefill(cfg, ctx_kw, mtp=ctx is not None))
         self.draft_model = None
         self.draft_ctx = None
         if self.draft_gguf is not None:
@@ -135,6 +138,8 @@ class LocalEngine:
             self.ctx.set_threads(eff.threads)  # llama.cpp would read 0 as its default of 4 threads
             if self.draft_ctx is not None:
                 self.draft_ctx.set_threads(eff.threads)
+            if self.side_ctx is not None:
+                self.side_ctx.set_threads(eff.threads)
         self._max_window = eff.max_window or DEFAULT_MAX_WINDOW
         self.bytes_per_token = self.gguf.bytes_per_token
         seen = max(float(prof.get("plain_tok_s_max", 0.0)), 1.0 / self.choice.step_s if self.choice.step_s else 0.0)
@@ -176,6 +181,24 @@ class LocalEngine:
             n_vocab=int(self.model.n_vocab),
         )
         say("ready", 1.0)
+
+    def _side_prefill(self, cfg: EngineConfig, ctx_kw: dict, *, mtp: bool) -> SidePrefill | None:
+        """A context on the other CPU weight layout for long prompt additions, where calibration found it
+        prefills faster (or the config asks for it); None on a GPU, with MTP heads, or if it cannot load."""
+        ch = self.choice
+        want = cfg.side_prefill if cfg.side_prefill is not None else ch.side_prefill_s > 0
+        if not want or self.gpu or mtp:
+            return None
+        rates = SideRates(ch.prefill_s, ch.side_prefill_s, ch.copy_s) if ch.side_prefill_s > 0 else ALWAYS
+        try:
+            self.side_model = backend.Model(cfg.model_path, gpu_layers=0, extra_buffers=not self.model.extra_buffers)
+            self.side_ctx = backend.Context(self.side_model, **ctx_kw)
+        except backend.BackendError:
+            if self.side_model is not None:
+                self.side_model.close()
+            self.side_model = None
+            return None
+        return SidePrefill(self.side_ctx, rates)
 
     def _load_choice(self, cfg: EngineConfig, say: Progress) -> Choice:
         """Weight layout, threads and flash attention: the config's, the calibrated or the defaults."""
@@ -342,6 +365,10 @@ class LocalEngine:
         self._closed = True
 
         def free() -> None:
+            if self.side_ctx is not None:
+                self.side_ctx.close()
+            if self.side_model is not None:
+                self.side_model.close()
             if self.draft_ctx is not None:
                 self.draft_ctx.close()
             if self.draft_model is not None:

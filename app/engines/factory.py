@@ -98,6 +98,7 @@ def engine_config(cfg: Config, progress: Progress | None = None) -> EngineConfig
         flash_attn=cfg.flash_attn,
         cpu_extra_buffers=cfg.cpu_extra_buffers,
         kv_type=cfg.kv_type,
+        side_prefill=cfg.side_prefill,
         spec=cfg.spec,
         ngram_key=cfg.ngram_key,
         max_window=cfg.max_window,

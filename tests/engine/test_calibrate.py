@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from engine.calibrate import Candidate, calibrate, calibrated, candidates, describe, pick
+from engine.calibrate import Candidate, Timing, calibrate, calibrated, candidates, describe, pick, side_for
 from engine.config import EngineConfig
 
 
@@ -23,9 +23,36 @@ def test_candidates_keep_what_the_config_sets() -> None:
 
 def test_the_choice_minimises_a_plain_step_plus_a_verify_pass() -> None:
     a, b = Candidate(False, False, 2), Candidate(True, False, 2)
-    assert pick([(a, 0.030, 0.090), (b, 0.025, 0.100)]) == (a, 0.030, 0.090)  # 120 ms against 125 ms
-    assert pick([(a, 0.030, 0.090), (b, 0.020, 0.080)]) == (b, 0.020, 0.080)
+    assert pick([Timing(a, 0.030, 0.090), Timing(b, 0.025, 0.100)]) == Timing(a, 0.030, 0.090)  # 120 ms against 125 ms
+    assert pick([Timing(a, 0.030, 0.090), Timing(b, 0.020, 0.080)]) == Timing(b, 0.020, 0.080)
     assert pick([]) is None
+
+
+def test_long_prompts_go_to_the_other_layout_only_where_it_prefills_enough_faster() -> None:
+    rep, plain = Candidate(True, True, 2), Candidate(False, True, 2)
+    best = Timing(rep, 0.038, 0.25, prefill_s=1 / 85, copy_s=15e-6)
+    faster = Timing(plain, 0.049, 0.35, prefill_s=1 / 126, copy_s=15e-6)
+    assert side_for(best, [faster, best]) == faster
+    assert side_for(best, [replace(faster, prefill_s=1 / 90)]) is None  # 6% is within a CPU's wander
+    assert side_for(best, [replace(faster, candidate=Candidate(False, False, 2))]) is None  # other KV layout
+    assert side_for(best, [replace(faster, candidate=Candidate(False, True, 1))]) is None
+    assert side_for(best, [replace(faster, copy_s=0.0)]) is None  # its state copy failed
+
+
+def test_the_calibrated_choice_keeps_the_side_layout_and_shows_it(tmp_path) -> None:
+    def runner(cmd, timeout):  # the repacked layout decodes faster, the plain one prefills faster
+        spec = json.loads(cmd[-1])
+        rep = spec["candidates"][0]["extra_buffers"]
+        return 0, "\n".join(json.dumps({"candidate": c, "step_s": 0.038 if rep else 0.049, "verify_s": 0.25 if rep else 0.35,
+                                         "prefill_s": 1 / 85 if rep else 1 / 126, "copy_s": 15e-6})
+                            for c in spec["candidates"])
+
+    cfg = EngineConfig(model_path=str(tmp_path / "m.gguf"), threads=2, cache_dir=str(tmp_path))
+    c = calibrate(tmp_path / "cal.json", cfg, runner=runner)
+    assert c is not None and c.extra_buffers is True
+    assert c.side_prefill_s == pytest.approx(1 / 126) and c.prefill_s == pytest.approx(1 / 85)
+    assert calibrated(tmp_path / "cal.json", cfg) == c
+    assert "long prompts prefilled on plain weights (126 tok/s against 85)" in c.label()
 
 
 def test_a_layout_whose_child_crashes_is_ruled_out_and_the_choice_is_cached(tmp_path) -> None:
