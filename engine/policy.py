@@ -158,7 +158,7 @@ class Acceptance:
 
     # Before any evidence: longer context matches are likelier to continue (n-gram buckets
     # 1..5); bucket 0 is a drafter without such evidence (draft model, MTP); 6 is a resync.
-    BUCKET_PRIORS = {0: 0.6, 1: 0.3, 2: 0.45, 3: 0.65, 4: 0.85, 5: 0.9, RESYNC_BUCKET: 0.7}
+    BUCKET_PRIORS = {0: 0.6, 1: 0.3, 2: 0.45, 3: 0.65, 4: 0.85, 5: 0.95, RESYNC_BUCKET: 0.7}
 
     def __init__(self, prior: float | None = None, prior_weight: float = 2.0, decay: float = 0.995) -> None:
         self.prior = prior  # None: BUCKET_PRIORS
@@ -202,7 +202,8 @@ class Acceptance:
             base = (acc + w * base) / (reached + w) if reached + w > 0 else base
         return out
 
-    def update(self, drafter: str, bucket: int, drafted: int, accepted: int) -> None:
+    def update(self, drafter: str, bucket: int, drafted: int, accepted: int, start: int = 0) -> None:
+        """One draft's outcome; positions before ``start`` were recorded by an earlier update."""
         c = self._c.setdefault((drafter, bucket), _Counts())
         self._cache.pop((drafter, bucket), None)  # only this key's counts move
         d = self.decay
@@ -213,7 +214,7 @@ class Acceptance:
         # positions after the first rejection were never reached: counting them would
         # make the conditional rates decay with position and shrink every window
         top = min(drafted, accepted + 1, MAX_WINDOW)
-        for i in range(top):
+        for i in range(start, top):
             reached[i] += 1
             if i < accepted:
                 acc[i] += 1

@@ -196,16 +196,18 @@ class Speculator:
                     continue
             catch_up(hist)
 
-    def settle(self, key: str, bucket: int, drafted: int, accepted: int, proposed: int = 0) -> None:
+    def settle(self, key: str, bucket: int, drafted: int, accepted: int, proposed: int = 0, start: int = 0) -> None:
         """A draft's outcome (verified, or checked by a shadow): the acceptance estimates learn it,
         and this request's calibration sets it beside what they expected of the ``proposed``
-        tokens (default: ``drafted``) before learning it."""
+        tokens (default: ``drafted``) before learning it. ``start``: positions before it were
+        credited already (a shadow's interim credit); only a settled outcome is calibrated."""
         n = proposed or drafted
         slot = self.slots.get(key.partition(":")[0])
-        if n > 0 and slot is not None and slot.lookup:  # only lookup windows are calibrated (_window)
+        final = accepted < drafted or drafted == (proposed or drafted)
+        if n > 0 and final and slot is not None and slot.lookup:  # only lookup windows are calibrated (_window)
             expected = expected_tokens(self.acceptance.rates(key, bucket, n), n) - 1.0
             self.calibration.setdefault(key, RequestCalibration()).record(expected, accepted)
-        self.acceptance.update(key, bucket, drafted, accepted)
+        self.acceptance.update(key, bucket, drafted, accepted, start)
 
     def end(self, tokens: int) -> None:
         """A reply of ``tokens`` tokens was served."""

@@ -36,6 +36,28 @@ def test_feed_records_the_matched_prefix_and_the_first_miss() -> None:
     assert acc.rates("ngram:greedy", 1, 1) == [0.5]
 
 
+def test_a_long_matching_proposal_is_credited_as_it_goes_and_each_position_counts_once() -> None:
+    from engine.shadow import CREDIT_EVERY
+
+    acc = Acceptance(prior=0.5, prior_weight=1.0, decay=1.0)
+    sink = Speculator(CostCurve({1: 1.0}), {}, acc)
+    key = "ngram:greedy"
+    toks = tuple(range(100, 100 + 3 * CREDIT_EVERY))
+    s = Shadow(key, 5, toks)
+    for t in toks[:CREDIT_EVERY - 1]:
+        assert not s.feed(t, sink)
+    assert acc.rates(key, 5, 1) == [0.5]  # nothing credited yet
+    assert not s.feed(toks[CREDIT_EVERY - 1], sink)  # still open, but its first positions now count
+    assert acc.rates(key, 5, 1) == [0.75]  # (1 + 0.5) / (1 + 1)
+    for t in toks[CREDIT_EVERY:2 * CREDIT_EVERY + 2]:
+        s.feed(t, sink)
+    assert s.feed(7, sink)  # a miss settles it
+    once = Acceptance(prior=0.5, prior_weight=1.0, decay=1.0)  # the same outcome recorded in one go
+    once.update(key, 5, 2 * CREDIT_EVERY + 3, 2 * CREDIT_EVERY + 2)
+    n = 3 * CREDIT_EVERY
+    assert acc.rates(key, 5, n) == once.rates(key, 5, n)  # each position counted once, the miss included
+
+
 class CountingCtx:
     """A model whose next token is always (last + 1) % V."""
 

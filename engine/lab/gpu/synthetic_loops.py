@@ -27,13 +27,13 @@ class ConditionalAcceptance(Acceptance):
     rejection, so ``rates`` are P(accept i | accepted < i) as the policy multiplies them
     (the proposed fix for ``engine.policy.Acceptance.update``; compared side by side here)."""
 
-    def update(self, drafter: str, bucket: int, drafted: int, accepted: int) -> None:
+    def update(self, drafter: str, bucket: int, drafted: int, accepted: int, start: int = 0) -> None:
         c = self._c.setdefault((drafter, bucket), _Counts())
         self._cache.pop((drafter, bucket), None)  # rates() are cached until the counts move
         for i in range(MAX_WINDOW):
             c.reached[i] *= self.decay
             c.accepted[i] *= self.decay
-        for i in range(min(drafted, accepted + 1, MAX_WINDOW)):
+        for i in range(start, min(drafted, accepted + 1, MAX_WINDOW)):
             c.reached[i] += 1
             if i < accepted:
                 c.accepted[i] += 1
