@@ -103,6 +103,12 @@ def _heldout() -> tuple[Workload, ...]:
     return HELDOUT
 
 
+def _heldout2() -> tuple[Workload, ...]:
+    from engine.lab.benchdata.heldout2 import HELDOUT2
+
+    return HELDOUT2
+
+
 SUITES: dict[str, tuple[Workload, ...]] = {
     "quick": (EDIT_PY,),
     "edits": (EDIT_PY, EDIT_TS, EDIT_GO),
@@ -112,4 +118,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "peer": (EDIT_PY, EDIT_TS, NEW_CODE),  # the side-by-side table against llama-server (--peer-server)
     "long": (_long_run(),),  # one engine serving about forty varied requests in a row
     "heldout": _heldout(),  # written after tuning ended: edits and new code the engine was never tuned on
+    "heldout2": _heldout2(),  # written after the sixth round's tuning (this set has never been run before it)
 }
