@@ -184,10 +184,11 @@ class LocalEngine:
 
     def _side_prefill(self, cfg: EngineConfig, ctx_kw: dict, *, mtp: bool) -> SidePrefill | None:
         """A context on the other CPU weight layout for long prompt additions, where calibration found it
-        prefills faster (or the config asks for it); None on a GPU, with MTP heads, or if it cannot load."""
+        prefills faster (or the config asks for it); None on a GPU, with MTP heads, when system memory
+        has no room for its cache, or if it cannot load."""
         ch = self.choice
         want = cfg.side_prefill if cfg.side_prefill is not None else ch.side_prefill_s > 0
-        if not want or self.gpu or mtp:
+        if not want or self.gpu or mtp or not self.fit.host_room_for(self.fit.side_prefill_bytes):
             return None
         rates = SideRates(ch.prefill_s, ch.side_prefill_s, ch.copy_s) if ch.side_prefill_s > 0 else ALWAYS
         try:

@@ -74,6 +74,16 @@ class FitReport:
     suggestion: str = ""
     warnings: tuple[str, ...] = field(default=())
 
+    def host_room_for(self, extra: int) -> bool:
+        """Whether ``extra`` more bytes of system memory still leave the headroom (True when the
+        free memory is unknown): what an optional buffer such as the side prefill's cache asks."""
+        return not self.host_available or self.need_host + extra <= self.host_available * (1 - HEADROOM)
+
+    @property
+    def side_prefill_bytes(self) -> int:
+        """A second context on the target (its KV cache and compute buffers; the weights are mmapped)."""
+        return self.target.kv_host + self.target.compute_host
+
     def to_dict(self) -> dict:
         def gib(n: int) -> float:
             return round(n / GiB, 3)

@@ -139,3 +139,13 @@ def test_probes_parse_nvidia_smi_rocm_smi_and_meminfo(monkeypatch, tmp_path) -> 
     mi = tmp_path / "meminfo"
     mi.write_text("MemTotal:       24000000 kB\nMemFree:  1000 kB\nMemAvailable:   12000000 kB\n")
     assert devices.host_memory(str(mi)) == (24000000 * 1024, 12000000 * 1024)
+
+
+def test_the_side_prefill_is_counted_before_it_takes_memory() -> None:
+    cfg = EngineConfig(model_path="d15.gguf", n_ctx=16384)
+    roomy = estimate(cfg, gpu=False, device=None, host_available=24 * GiB, read=_read)
+    side = roomy.side_prefill_bytes
+    assert side >= roomy.target.kv_host > 0 and roomy.host_room_for(side)
+    tight = estimate(cfg, gpu=False, device=None, host_available=int(roomy.need_host * 1.04), read=_read)
+    assert tight.fits and not tight.host_room_for(side)  # the engine fits, its optional second cache does not
+    assert estimate(cfg, gpu=False, device=None, host_available=0, read=_read).host_room_for(side)  # unknown: allowed
