@@ -203,8 +203,8 @@ class Speculator:
         credited already (a shadow's interim credit); only a settled outcome is calibrated."""
         n = proposed or drafted
         slot = self.slots.get(key.partition(":")[0])
-        final = accepted < drafted or drafted == (proposed or drafted)
-        if n > 0 and final and slot is not None and slot.lookup:  # only lookup windows are calibrated (_window)
+        interim = accepted == drafted < n  # all matched so far, the proposal still open
+        if n > 0 and not interim and slot is not None and slot.lookup:  # only lookup windows are calibrated (_window)
             expected = expected_tokens(self.acceptance.rates(key, bucket, n), n) - 1.0
             self.calibration.setdefault(key, RequestCalibration()).record(expected, accepted)
         self.acceptance.update(key, bucket, drafted, accepted, start)

@@ -22,6 +22,7 @@ from pathlib import Path
 def record(suites: list[str], out: Path, model: str) -> None:
     from engine.config import EngineConfig
     from engine.lab.benchdata.workloads import SUITES
+    from engine.lab.benchsim import turn_prompt
     from engine.local import LocalEngine
     from engine.paths import cache_dir
     from engine.types import GenerateRequest, SamplingParams, generate
@@ -34,7 +35,7 @@ def record(suites: list[str], out: Path, model: str) -> None:
             for wl in SUITES[suite]:
                 if wl.name in rows or wl.kind == "long":
                     continue
-                prompt = list(eng.tokenize(eng.chat_prompt(list(wl.turns[0]))))
+                prompt = turn_prompt(eng, wl.turns[0])
                 done = generate(eng, GenerateRequest(tuple(prompt), max_tokens=wl.max_tokens,
                                                      sampling=SamplingParams(temperature=0.0)))
                 rows[wl.name] = {"kind": wl.kind, "prompt": prompt, "output": list(done.token_ids)}

@@ -3,7 +3,7 @@ to tune it: a Python edit, a JavaScript edit and new code, in the same form as t
 
 from __future__ import annotations
 
-from engine.lab.benchdata.workloads import SYSTEM, Workload, _edit
+from engine.lab.benchdata.workloads import _edit, _new
 
 HELDOUT_PY = _edit(
     "heldout-python", "scheduler.py", "python",
@@ -14,16 +14,10 @@ HELDOUT_JS = _edit(
     "heldout-javascript", "emitter.js", "javascript",
     "Rename the method `listenerCount` to `count`, and make `off` remove wildcard handlers too when the event is \"*\".",
 )
-HELDOUT_NEW = Workload(
-    "heldout-new-code", "new",
-    ((
-        {"role": "system", "content": SYSTEM},
-        {"role": "user", "content": (
-            "Write a Python module `trie.py` with a class `Trie` that supports `insert(word)`, `contains(word)`, "
-            "`starts_with(prefix) -> list[str]` (sorted), `remove(word) -> bool` and `__len__`, with docstrings and "
-            "type hints. Then write pytest tests for it."
-        )},
-    ),),
-    max_tokens=512,
+HELDOUT_NEW = _new(
+    "heldout-new-code",
+    "Write a Python module `trie.py` with a class `Trie` that supports `insert(word)`, `contains(word)`, "
+    "`starts_with(prefix) -> list[str]` (sorted), `remove(word) -> bool` and `__len__`, with docstrings and "
+    "type hints. Then write pytest tests for it.",
 )
 HELDOUT = (HELDOUT_PY, HELDOUT_JS, HELDOUT_NEW)

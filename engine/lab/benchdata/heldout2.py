@@ -4,7 +4,7 @@ code on files and tasks the engine had never seen."""
 
 from __future__ import annotations
 
-from engine.lab.benchdata.workloads import SYSTEM, Workload, _edit
+from engine.lab.benchdata.workloads import _edit, _new
 
 HELDOUT2_PY = _edit(
     "heldout2-python", "ledger.py", "python",
@@ -17,16 +17,10 @@ HELDOUT2_TS = _edit(
     "Add `put` and `delete` helpers like `get` and `post`, and make `handle` answer 405 with an `allow` list when "
     "the path matches a route of another method.",
 )
-HELDOUT2_NEW = Workload(
-    "heldout2-new-code", "new",
-    ((
-        {"role": "system", "content": SYSTEM},
-        {"role": "user", "content": (
-            "Write a Go package `lru` with a generic `Cache[K comparable, V any]` type: `New(capacity int)`, "
-            "`Get(key K) (V, bool)`, `Put(key K, value V)`, `Len() int` and an `OnEvict func(K, V)` hook, "
-            "safe for concurrent use, with doc comments. Then write table-driven tests for it."
-        )},
-    ),),
-    max_tokens=512,
+HELDOUT2_NEW = _new(
+    "heldout2-new-code",
+    "Write a Go package `lru` with a generic `Cache[K comparable, V any]` type: `New(capacity int)`, "
+    "`Get(key K) (V, bool)`, `Put(key K, value V)`, `Len() int` and an `OnEvict func(K, V)` hook, "
+    "safe for concurrent use, with doc comments. Then write table-driven tests for it.",
 )
 HELDOUT2 = (HELDOUT2_PY, HELDOUT2_TS, HELDOUT2_NEW)

@@ -46,18 +46,17 @@ EDIT_GO = _edit(
     "Add a method `Tokens(key string) float64` that returns how many tokens the key has left (the burst for an "
     "unknown key), using the same locking as the other methods.",
 )
-NEW_CODE = Workload(
+def _new(name: str, request: str, max_tokens: int = 512) -> Workload:
+    """New code from a spec: nothing in the prompt to copy."""
+    return Workload(name, "new", (({"role": "system", "content": SYSTEM}, {"role": "user", "content": request}),),
+                    max_tokens=max_tokens)
+
+
+NEW_CODE = _new(
     "new-code",
-    "new",
-    ((
-        {"role": "system", "content": SYSTEM},
-        {"role": "user", "content": (
-            "Write a Python module `lru.py` with a class `LRUCache(capacity: int)` with `get(key, default=None)`, "
-            "`put(key, value)`, `__len__`, `__contains__` and a `stats()` method returning hits and misses, using "
-            "collections.OrderedDict, with docstrings and type hints. Then write pytest tests for it."
-        )},
-    ),),
-    max_tokens=512,
+    "Write a Python module `lru.py` with a class `LRUCache(capacity: int)` with `get(key, default=None)`, "
+    "`put(key, value)`, `__len__`, `__contains__` and a `stats()` method returning hits and misses, using "
+    "collections.OrderedDict, with docstrings and type hints. Then write pytest tests for it.",
 )
 
 _AGENT_SYSTEM = (
