@@ -218,7 +218,7 @@ class Agent(RepairMixin, JudgeMixin):
                 return
             self._add({"role": "assistant", "content": reply.strip()})
             self._emit(AssistantMessage(parsed.content))
-            nudge = ((premature(self._facts, new_code, example=self._edit_example(), files=tuple(list_files(self.root)[:8]))
+            nudge = (self._empty_nudge(parsed.content) or (premature(self._facts, new_code, example=self._edit_example(), files=tuple(list_files(self.root)[:8]))
                       if self.insist else None) or self._promise_nudge(parsed.content)
                      or self._rename_gate(self._task) or self._check_gate())
             if nudge is None:
@@ -351,6 +351,12 @@ class Agent(RepairMixin, JudgeMixin):
         if self.insist and failing and (calls or facts.edits_since_check) and "run_shell" in self._by_name:
             calls.append(ToolCall("run_shell", {"command": failing}))  # only a command it ran itself this turn
         return calls, new_code
+
+    def _empty_nudge(self, content: str) -> str | None:
+        """An empty reply is no answer: a turn never ends 'done' on one while nudges are left."""
+        if content.strip() or self._facts.nudges >= MAX_NUDGES:
+            return None
+        return "Your reply was empty. Answer the task in words, or make the tool call you need."
 
     def _promise_nudge(self, content: str) -> str | None:
         """A reply that says it will do something ("I'll read the file") but calls no tool:

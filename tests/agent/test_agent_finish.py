@@ -208,3 +208,11 @@ def test_an_interactive_promise_is_pushed_back_too_but_only_up_to_the_nudge_budg
     final = agent.run_turn("are the tests green?")
     assert final == Final("done", promise) and len(engine.prompts) == MAX_NUDGES + 1
     assert "run_shell" in engine.prompts[1]
+
+
+def test_an_empty_reply_is_sent_back_rather_than_ending_the_turn_done(repo):
+    # what the 1.5B model did once in CI after reading the file: an empty answer, status done
+    engine = ScriptedEngine([call("read_file", path="calc.py"), "", "The second function is `mul`."])
+    agent, rec = make_agent(engine, repo, mode="full-auto")
+    assert agent.run_turn("Name the second function in calc.py.") == Final("done", "The second function is `mul`.")
+    assert "reply was empty" in engine.prompts[2]
