@@ -68,6 +68,7 @@ class Config:
     cpu_extra_buffers: bool | None = None  # llama.cpp's AMX/repacked CPU weights; None = off on CPU
     kv_type: str = "f16"  # target KV cache type: f16 | q8_0 | q4_0 (the drafter's stays f16)
     side_prefill: bool | None = None  # long prompts on the other CPU weight layout; None = where calibrated faster
+    side_verify: bool | None = None  # wide verify passes there too; None = where measured cheaper
     # speculation
     spec: str = "auto"  # off | ngram | draft | mtp | auto
     ngram_key: int = 0  # 0 = engine default

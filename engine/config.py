@@ -25,6 +25,7 @@ class EngineConfig:
     prefix_cache: bool = True  # save/load the KV state of prompt prefixes under cache_dir/prefix
     calibrate: bool = False  # measure weight layout, threads and flash attention left on auto (needs cache_dir)
     side_prefill: bool | None = None  # long prompt additions on the other CPU layout: None = where calibrated faster
+    side_verify: bool | None = None  # wide verify passes there too (needs the side context): None = where measured cheaper
 
 
 def resolve_flash_attn(flash_attn: bool | None, *, gpu: bool, kv_type: str) -> bool | None:

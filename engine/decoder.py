@@ -17,6 +17,7 @@ import numpy as np
 from engine.sampling import Sampler
 from engine.shadow import Shadow
 from engine.sideprefill import SidePrefill
+from engine.sideverify import SideVerify
 from engine.spec import SpecConfig
 from engine.speculator import Pending, Speculator, observe_pass
 from engine.textstream import TextStream
@@ -43,12 +44,20 @@ class TokenModel(Protocol):
 
 
 class Target:
-    """A target context plus the exact token list its KV cache holds."""
+    """A target context plus the exact token list its KV cache holds.
 
-    def __init__(self, ctx, side: SidePrefill | None = None) -> None:  # ctx: engine.backend.Context (duck-typed for tests)
+    With a side context (the other CPU weight layout) long prompt additions are computed there
+    (engine.sideprefill), and with ``wide`` the sequence itself moves there for wide verify
+    passes and back for narrow ones (engine.sideverify); ``kv`` is what the live context holds.
+    """
+
+    def __init__(self, ctx, side: SidePrefill | None = None, wide: SideVerify | None = None) -> None:  # ctx: engine.backend.Context (duck-typed for tests)
         self.ctx = ctx
         self.kv: list[int] = []
-        self.side = side  # long additions are computed on the other weight layout (engine.sideprefill)
+        self.side = side
+        self.wide = wide if side is not None else None
+        self.on_side = False  # the sequence lives on the side context now
+        self.moves = 0  # copies of the sequence between the two (for stats and tests)
 
     @property
     def n_ctx(self) -> int:
@@ -58,6 +67,7 @@ class Target:
         """Evaluate the prompt reusing the longest cached prefix; returns (last logits, reused)."""
         if not prompt:
             raise ValueError("empty prompt")
+        self.home()
         common = 0
         m = min(len(self.kv), len(prompt))
         while common < m and self.kv[common] == prompt[common]:
@@ -75,14 +85,52 @@ class Target:
         return rows[-1], common
 
     def eval(self, tokens: Sequence[int], *, all_logits: bool) -> np.ndarray | None:
-        rows = self.ctx.decode(tokens, len(self.kv), all_logits=all_logits)
+        if self.wide is not None and (all_logits or len(tokens) == 1):  # verify passes and plain steps; a prompt stays put
+            self._place(len(tokens))
+        ctx = self.side.ctx if self.on_side and self.side is not None else self.ctx
+        rows = ctx.decode(tokens, len(self.kv), all_logits=all_logits)
         self.kv.extend(tokens)
         return rows
 
     def rollback(self, n_keep: int) -> None:
         if n_keep < len(self.kv):
-            self.ctx.truncate(n_keep)
+            (self.side.ctx if self.on_side and self.side is not None else self.ctx).truncate(n_keep)
             del self.kv[n_keep:]
+
+    def _place(self, n: int) -> None:
+        """Move the sequence to the context an ``n``-row pass is cheaper on, when that pays."""
+        side, wide = self.side, self.wide
+        assert side is not None and wide is not None
+        if self.on_side:
+            if wide.stay(n):
+                return
+            if side.ctx.copy_seq_to(self.ctx):
+                self.on_side = False
+                side.kv = list(self.kv)
+                self.moves += 1
+            else:  # the decode context was cleared by the failed copy: the side keeps the sequence
+                self.wide = None
+        elif wide.go(n, len(self.kv)):
+            if self.ctx.copy_seq_to(side.ctx):
+                self.on_side = True
+                side.kv = list(self.kv)
+                self.moves += 1
+            else:
+                side.kv = []
+
+    def home(self) -> None:
+        """Between requests: the sequence back on the decode context (prefill, prefix states and
+        the side prefill expect it there). A failed copy empties the cache, which the next
+        prefill computes again (the side still holds it, so the side prefill starts from there)."""
+        side = self.side
+        if not self.on_side or side is None:
+            return
+        self.on_side = False
+        side.kv = list(self.kv)
+        if side.ctx.copy_seq_to(self.ctx):
+            self.moves += 1
+        else:
+            self.kv = []
 
 
 @dataclass

@@ -30,6 +30,7 @@ from engine.policy import CostCurve
 from engine.prefixcache import MIN_PREFIX, PrefixCache, common_prefix
 from engine.profile import CURVE_VERSION, calibration_path, load_profile, model_id, profile_path, save_profile
 from engine.sideprefill import ALWAYS, SidePrefill, SideRates
+from engine.sideverify import wide_passes
 from engine.spec import DEFAULT_MAX_WINDOW, SpecConfig, spec_preset
 from engine.speculator import DrafterSlot, Speculator
 from engine.tuned import apply_tuned, tuned_settings, tuned_spec
@@ -145,7 +146,13 @@ class LocalEngine:
         seen = max(float(prof.get("plain_tok_s_max", 0.0)), 1.0 / self.choice.step_s if self.choice.step_s else 0.0)
         self.bandwidth_gbs = honest_bandwidth(float(bw or 0.0), self.bytes_per_token, seen) if bw else 0.0
         self.ceiling_tok_s = self.bandwidth_gbs * 1e9 / self.bytes_per_token if self.bandwidth_gbs else 0.0
-        curve = CostCurve({int(k): float(v) for k, v in prof["verify_curve"].items()})
+        wide, moved = wide_passes(cfg.side_verify, prof, self.ctx, self.side_ctx, self.model.extra_buffers,
+                                  CURVE_VERSION, self.model.n_vocab, self.choice.copy_s)
+        if moved:
+            save_profile(ppath, prof)
+        self.target.wide = wide  # wide verify passes on the other layout where they are cheaper there
+        points = {int(k): float(v) for k, v in prof["verify_curve"].items()}
+        curve = CostCurve(wide.effective(points) if wide is not None else points)
         self.ngram = NgramDrafter(eff.ngram_key or DEFAULT_KEY_LEN)
         slots = {"ngram": DrafterSlot(self.ngram, lookup=True)}
         self.draft_drafter: DraftModelDrafter | None = None
@@ -332,6 +339,7 @@ class LocalEngine:
         m = self.prefix_cache.best(prompt)
         if m is None or m.common < common_prefix(self.target.kv, prompt) + MIN_PREFIX:
             return
+        self.target.home()
         toks = self.ctx.load_state(m.path)
         self.target.kv = toks or []  # a failed load leaves the cache empty: prefill starts over
         if toks:
@@ -341,6 +349,7 @@ class LocalEngine:
         pc = self.prefix_cache
         if pc is None or not pc.should_save(prompt, stats.prompt_tokens - stats.reused_tokens, len(self.target.kv)):
             return
+        self.target.home()
         path = pc.path_for(self.target.kv)
         if self.ctx.save_state(path, self.target.kv):
             pc.saved(path, self.target.kv)

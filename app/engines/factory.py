@@ -99,6 +99,7 @@ def engine_config(cfg: Config, progress: Progress | None = None) -> EngineConfig
         cpu_extra_buffers=cfg.cpu_extra_buffers,
         kv_type=cfg.kv_type,
         side_prefill=cfg.side_prefill,
+        side_verify=cfg.side_verify,
         spec=cfg.spec,
         ngram_key=cfg.ngram_key,
         max_window=cfg.max_window,
