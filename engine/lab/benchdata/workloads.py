@@ -108,6 +108,12 @@ def _heldout2() -> tuple[Workload, ...]:
     return HELDOUT2
 
 
+def _heldout3() -> tuple[Workload, ...]:
+    from engine.lab.benchdata.heldout3 import HELDOUT3
+
+    return HELDOUT3
+
+
 SUITES: dict[str, tuple[Workload, ...]] = {
     "quick": (EDIT_PY,),
     "edits": (EDIT_PY, EDIT_TS, EDIT_GO),
@@ -118,4 +124,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "long": (_long_run(),),  # one engine serving about forty varied requests in a row
     "heldout": _heldout(),  # written after tuning ended: edits and new code the engine was never tuned on
     "heldout2": _heldout2(),  # written after the sixth round's tuning (this set has never been run before it)
+    "heldout3": _heldout3(),  # written after the seventh round's tuning
 }
