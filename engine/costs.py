@@ -12,7 +12,7 @@ import numpy as np
 
 from engine.policy import FOLLOWING_STEPS
 
-CURVE_POINTS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 15, 16, 17, 20, 24, 28, 32, 36, 41)  # CPU kernels make the curve jagged
+CURVE_POINTS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 15, 16, 17, 20, 24, 28, 32, 36, 41, 48, 64)  # CPU kernels make the curve jagged
 # The curve is measured after this many tokens of context: on CPU a wide pass's attention
 # grows with the context, so a near-empty context would make long windows look cheaper.
 WARM_TOKENS = 512

@@ -36,6 +36,9 @@ class RequestCalibration:
         return min(1.0, (self.accepted + PRIOR_TOKENS) / (self.expected + PRIOR_TOKENS))
 
     def scaled(self, rates: list[float]) -> list[float]:
-        """``rates`` times the factor (a new list: the caller's is a shared cache)."""
+        """``rates`` with each position's failure rate divided by the factor (a new list: the
+        caller's is a shared cache). A window's expected tokens then shrink about in proportion to
+        the factor; the rates themselves times the factor compounded over the window, so a single
+        copy that broke at an edit 22 tokens into a 63-token window stopped every window after it."""
         f = self.factor
-        return rates if f >= 1.0 else [r * f for r in rates]
+        return rates if f >= 1.0 else [max(0.0, 1.0 - (1.0 - r) / f) for r in rates]

@@ -12,8 +12,11 @@ from dataclasses import dataclass
 # acceptance estimate still stopped every window at the first position a copy had broken at.
 # Replayed in virtual time (engine.lab.simulate) on edits, 40 beat 24 under the 2-core CPU's
 # curve (+13%), the H200's for the 1.5B (+18%) and a flat GPU curve (+6%), new code equal;
-# 40 is as far as the measured verify curve reaches (41 rows). `tau tune` also tries 8-24.
-DEFAULT_MAX_WINDOW = 40
+# The curve now reaches 64 rows, and wide passes on the other CPU layout (engine.sideverify)
+# made them cheap per row; once the request calibration shrank failure rates instead of the
+# rates themselves, 63 beat 40 in the replay on edits under the EPYC's curve with the side
+# (+16%) and the H200's (+8%), new code equal (engine/lab/MEASUREMENTS.md). `tau tune` also tries 8-24.
+DEFAULT_MAX_WINDOW = 63
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,22 @@ def test_the_factor_only_ever_shrinks_the_estimates() -> None:
     rates = [0.9, 0.2]
     assert cal.scaled(rates) is rates  # no evidence: the pooled estimates as they are
     cal.record(expected=3.0, accepted=0)
-    assert [round(r, 3) for r in cal.scaled(rates)] == [round(r * 4 / 7, 3) for r in rates]
+    assert [round(r, 3) for r in cal.scaled(rates)] == [round(1 - (1 - r) * 7 / 4, 3) if r > 1 - 4 / 7 else 0.0 for r in rates]
     cal.record(expected=1.0, accepted=40)  # a copy after all: back to the pooled estimates, never above
     assert cal.scaled(rates) is rates
+
+
+def test_a_long_window_that_ended_at_an_edit_shrinks_expectations_by_its_shortfall_only() -> None:
+    """A 63-token window along a copy that broke at token 22 (the edit) fell 18 short of 40
+    expected: the next windows expect about 26/44 of what they did, not (26/44)^k of it (the
+    per-position rates scaled by the factor stopped every window for 60 tokens in a replay)."""
+    from engine.policy import expected_tokens
+
+    rates = [0.98] * 63
+    cal = RequestCalibration()
+    cal.record(expected=40.0, accepted=22)
+    f = cal.factor
+    assert 0.5 < f < 0.7
+    scaled = cal.scaled(rates)
+    assert expected_tokens(scaled, 31) >= f * expected_tokens(rates, 31)
+    assert expected_tokens(scaled, 31) < expected_tokens(rates, 31)

@@ -75,7 +75,7 @@ def test_sweep_finds_the_known_best_and_reports_the_gain(tmp_path) -> None:
     assert r.chosen == tune.Setting(8, 3, 2, False)
     assert abs(r.gain - (1.3 * 1.1 * 1.2 - 1)) < 1e-6
     assert tuner.runs == tuner.total_runs and seen and max(seen) < 1.0
-    assert {s.max_window for s in eng.seen} == set(tune.WINDOWS) == {8, 16, 24, 40}
+    assert {s.max_window for s in eng.seen} == set(tune.WINDOWS) == {8, 16, 24, 63}
     text = tune.format_result(r)
     assert "chosen:   window 8, key 3, 2 threads, draft off" in text
     want = profile_path(cfg.cache_dir, cfg.model_path, False, 2)

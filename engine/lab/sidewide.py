@@ -1,0 +1,112 @@
+"""Wide verify passes on the other CPU weight layout (engine.sideverify), measured.
+
+    python -m engine.lab.sidewide ratios                 # side/decode cost of n-row passes, alternately
+    python -m engine.lab.sidewide ab --suite edits --rounds 2 [--modes greedy,sampled]
+
+``ab`` runs every workload's first turn with ``auto`` twice in one engine, back to back, with
+the sequence moving to the side for wide passes (B) and kept on the decode context (A), in
+alternating order, each run from fresh speculation state: on this shared 2-core host the
+machine's drift between two bench runs minutes apart is larger than the difference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+
+def _load():
+    from engine.config import EngineConfig
+    from engine.local import LocalEngine
+    from engine.modelpack import default_draft_path, default_target_path
+    from engine.paths import cache_dir
+
+    return LocalEngine.load(EngineConfig(model_path=str(default_target_path()), draft_model_path=str(default_draft_path()),
+                                         n_ctx=8192, cache_dir=str(cache_dir()), calibrate=True))
+
+
+def ratios() -> dict:
+    from engine.sideverify import measure_ratios
+
+    eng = _load()
+    try:
+        if eng.side_ctx is None:
+            return {"error": "no side context on this machine (calibration found no faster prefill layout)"}
+        r = measure_ratios(eng.ctx, eng.side_ctx, eng.model.n_vocab)
+        eng.ctx.decode(list(range(100, 1600)), 0, all_logits=False)
+        t0 = time.perf_counter()
+        ok = eng.ctx.copy_seq_to(eng.side_ctx) and eng.side_ctx.copy_seq_to(eng.ctx)
+        copy = (time.perf_counter() - t0) / 2
+        return {"ratios": {str(k): round(v, 3) for k, v in r.items()}, "copy_1500_ms": round(copy * 1e3, 1) if ok else None}
+    finally:
+        eng.close()
+
+
+def ab(suite: str, rounds: int, modes: list[str]) -> dict:
+    from engine.lab.benchdata.workloads import SUITES
+    from engine.lab.benchsim import turn_prompt
+    from engine.policy import Acceptance, CostCurve
+    from engine.types import GenerateRequest, SamplingParams, generate
+
+    eng = _load()
+    try:
+        wide = eng.target.wide
+        if wide is None:
+            return {"error": "wide passes stay on the decode context on this machine (no side context, or none cheaper)"}
+        points = {int(k): float(v) for k, v in eng.profile["verify_curve"].items()}
+        curves = {"A": points, "B": wide.effective(points)}
+        sampling = {"greedy": SamplingParams(temperature=0.0), "sampled": SamplingParams(temperature=0.6, top_p=0.95, seed=7)}
+        runs: list[dict] = []
+        for r in range(rounds):
+            for wl in SUITES[suite]:
+                prompt = turn_prompt(eng, wl.turns[0])
+                for mode in modes:
+                    for arm in ("A", "B") if r % 2 == 0 else ("B", "A"):
+                        eng.target.home()
+                        eng.target.rollback(0)
+                        eng.target.wide = wide if arm == "B" else None
+                        eng.speculator.curve, eng.speculator.curves = CostCurve(curves[arm]), {}
+                        eng.speculator.acceptance = Acceptance()
+                        eng.ngram.reset()
+                        moves = eng.target.moves
+                        done = generate(eng, GenerateRequest(tuple(prompt), max_tokens=wl.max_tokens,
+                                                             sampling=sampling[mode], spec="auto"))
+                        st = done.stats
+                        row = {"workload": wl.name, "mode": mode, "arm": arm, "round": r,
+                               "tok_s": round(st.completion_tokens / st.decode_s, 2) if st.decode_s else 0.0,
+                               "tau": round(st.tau, 2), "moves": eng.target.moves - moves,
+                               "rows": {str(k): v for k, v in sorted(st.pass_rows.items())}}
+                        runs.append(row)
+                        print(json.dumps(row), file=sys.stderr, flush=True)
+        eng.target.wide = wide
+    finally:
+        eng.close()
+    a = [x["tok_s"] for x in runs if x["arm"] == "A"]
+    b = [x["tok_s"] for x in runs if x["arm"] == "B"]
+    return {"runs": runs, "mean_tok_s": {"A": round(sum(a) / len(a), 2), "B": round(sum(b) / len(b), 2)},
+            "b_over_a": round(sum(b) / sum(a), 3)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m engine.lab.sidewide", description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("ratios")
+    p = sub.add_parser("ab")
+    p.add_argument("--suite", default="edits")
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--modes", default="greedy,sampled")
+    p.add_argument("--out", default="")
+    args = ap.parse_args(argv)
+    res = ratios() if args.cmd == "ratios" else ab(args.suite, args.rounds, args.modes.split(","))
+    text = json.dumps(res, indent=1)
+    if getattr(args, "out", ""):
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(text)
+    print(text if args.cmd == "ratios" else json.dumps({k: v for k, v in res.items() if k != "runs"}))
+    return 1 if "error" in res else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
