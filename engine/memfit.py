@@ -105,6 +105,10 @@ class FitReport:
             "need_device_gib": gib(self.need_device),
             "need_host_gib": gib(self.need_host),
             "host_available_gib": gib(self.host_available),
+            # CPU: the second context on the other weight layout (side prefill, wide verify passes),
+            # loaded only when it also leaves the headroom
+            "side_context_gib": None if self.gpu else gib(self.side_prefill_bytes),
+            "side_context_room": None if self.gpu else self.host_room_for(self.side_prefill_bytes),
             "target": {
                 k: (gib(v) if k not in ("n_ctx", "layers", "offloaded", "kv_per_token") else v)
                 for k, v in self.target.__dict__.items()

@@ -2,6 +2,10 @@
 
     python -m engine.lab.sidewide ratios                 # side/decode cost of n-row passes, alternately
     python -m engine.lab.sidewide ab --suite edits --rounds 2 [--modes greedy,sampled]
+    python -m engine.lab.sidewide windows --suite edits --rounds 1
+
+``windows`` compares, the same way, windows of 40 with the request calibration scaling the
+rates (the rule before session 14, A) against windows of 63 with it dividing failure rates (B).
 
 ``ab`` runs every workload's first turn with ``auto`` twice in one engine, back to back, with
 the sequence moving to the side for wide passes (B) and kept on the decode context (A), in
@@ -89,17 +93,69 @@ def ab(suite: str, rounds: int, modes: list[str]) -> dict:
             "b_over_a": round(sum(b) / sum(a), 3)}
 
 
+def _old_scaled(self, rates: list[float]) -> list[float]:
+    """The request calibration's rule before session 14: the rates times the factor."""
+    f = self.factor
+    return rates if f >= 1.0 else [r * f for r in rates]
+
+
+def windows(suite: str, rounds: int, modes: list[str]) -> dict:
+    from engine.lab.benchdata.workloads import SUITES
+    from engine.lab.benchsim import turn_prompt
+    from engine.policy import Acceptance
+    from engine.requestcal import RequestCalibration
+    from engine.types import GenerateRequest, SamplingParams, generate
+
+    new_scaled = RequestCalibration.scaled
+    eng = _load()
+    sampling = {"greedy": SamplingParams(temperature=0.0), "sampled": SamplingParams(temperature=0.6, top_p=0.95, seed=7)}
+    runs: list[dict] = []
+    tot = {"A": [0, 0.0], "B": [0, 0.0]}
+    try:
+        for r in range(rounds):
+            for wl in SUITES[suite]:
+                prompt = turn_prompt(eng, wl.turns[0])
+                for mode in modes:
+                    for arm in ("A", "B") if r % 2 == 0 else ("B", "A"):
+                        RequestCalibration.scaled = _old_scaled if arm == "A" else new_scaled  # type: ignore[method-assign]
+                        eng._max_window = 40 if arm == "A" else 63
+                        eng.target.home()
+                        eng.target.rollback(0)
+                        eng.speculator.acceptance = Acceptance()
+                        eng.speculator.curves = {}
+                        eng.ngram.reset()
+                        done = generate(eng, GenerateRequest(tuple(prompt), max_tokens=wl.max_tokens,
+                                                             sampling=sampling[mode], spec="auto"))
+                        st = done.stats
+                        tot[arm][0] += st.completion_tokens
+                        tot[arm][1] += st.decode_s
+                        row = {"workload": wl.name, "mode": mode, "arm": arm, "round": r,
+                               "tok_s": round(st.completion_tokens / st.decode_s, 2) if st.decode_s else 0.0,
+                               "tau": round(st.tau, 2), "rows": {str(k): v for k, v in sorted(st.pass_rows.items())}}
+                        runs.append(row)
+                        print(json.dumps(row), file=sys.stderr, flush=True)
+    finally:
+        RequestCalibration.scaled = new_scaled  # type: ignore[method-assign]
+        eng.close()
+    a, b = (tot[k][0] / tot[k][1] if tot[k][1] else 0.0 for k in ("A", "B"))
+    return {"runs": runs, "tok_s": {"A": round(a, 2), "B": round(b, 2)}, "b_over_a": round(b / a, 3) if a else None}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m engine.lab.sidewide", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("ratios")
-    p = sub.add_parser("ab")
-    p.add_argument("--suite", default="edits")
-    p.add_argument("--rounds", type=int, default=2)
-    p.add_argument("--modes", default="greedy,sampled")
-    p.add_argument("--out", default="")
+    for name in ("ab", "windows"):
+        p = sub.add_parser(name)
+        p.add_argument("--suite", default="edits")
+        p.add_argument("--rounds", type=int, default=2 if name == "ab" else 1)
+        p.add_argument("--modes", default="greedy,sampled")
+        p.add_argument("--out", default="")
     args = ap.parse_args(argv)
-    res = ratios() if args.cmd == "ratios" else ab(args.suite, args.rounds, args.modes.split(","))
+    if args.cmd == "ratios":
+        res = ratios()
+    else:
+        res = (ab if args.cmd == "ab" else windows)(args.suite, args.rounds, args.modes.split(","))
     text = json.dumps(res, indent=1)
     if getattr(args, "out", ""):
         with open(args.out, "w", encoding="utf-8") as f:

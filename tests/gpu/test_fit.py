@@ -149,3 +149,6 @@ def test_the_side_prefill_is_counted_before_it_takes_memory() -> None:
     tight = estimate(cfg, gpu=False, device=None, host_available=int(roomy.need_host * 1.04), read=_read)
     assert tight.fits and not tight.host_room_for(side)  # the engine fits, its optional second cache does not
     assert estimate(cfg, gpu=False, device=None, host_available=0, read=_read).host_room_for(side)  # unknown: allowed
+    shown = roomy.to_dict(), tight.to_dict()
+    assert shown[0]["side_context_gib"] == shown[1]["side_context_gib"] == round(side / GiB, 3)  # the report says what it costs
+    assert shown[0]["side_context_room"] is True and shown[1]["side_context_room"] is False
