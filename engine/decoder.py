@@ -87,15 +87,18 @@ class Target:
     def eval(self, tokens: Sequence[int], *, all_logits: bool) -> np.ndarray | None:
         if self.wide is not None and (all_logits or len(tokens) == 1):  # verify passes and plain steps; a prompt stays put
             self._place(len(tokens))
-        ctx = self.side.ctx if self.on_side and self.side is not None else self.ctx
-        rows = ctx.decode(tokens, len(self.kv), all_logits=all_logits)
+        rows = self._live().decode(tokens, len(self.kv), all_logits=all_logits)
         self.kv.extend(tokens)
         return rows
 
     def rollback(self, n_keep: int) -> None:
         if n_keep < len(self.kv):
-            (self.side.ctx if self.on_side and self.side is not None else self.ctx).truncate(n_keep)
+            self._live().truncate(n_keep)
             del self.kv[n_keep:]
+
+    def _live(self):
+        """The context that holds the sequence now."""
+        return self.side.ctx if self.on_side and self.side is not None else self.ctx
 
     def _place(self, n: int) -> None:
         """Move the sequence to the context an ``n``-row pass is cheaper on, when that pays."""
