@@ -18,6 +18,19 @@ CURVE_POINTS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 15, 16, 17, 20, 24, 28, 3
 WARM_TOKENS = 512
 
 
+def warm_up(ctxs, vocab_size: int, widest: int, rng: np.random.Generator) -> tuple[int, int, int]:
+    """Clear each context and fill it with the same random context, leaving room for a pass of
+    ``widest`` rows; returns the token range drawn from (lo, hi) and the context's length."""
+    hi = min(vocab_size, 30000)
+    lo = min(100, hi // 2)
+    n_warm = max(1, min(WARM_TOKENS, min(int(c.n_ctx) for c in ctxs) - widest - 1))
+    warm = [int(t) for t in rng.integers(lo, hi, n_warm)]
+    for c in ctxs:
+        c.truncate(0)
+        c.decode(warm, 0, all_logits=False)
+    return lo, hi, n_warm
+
+
 def verify_curve(ctx, vocab_size: int, points: tuple[int, ...] = CURVE_POINTS, repeats: int = 3,
                  clock: Callable[[], float] = time.perf_counter) -> dict[int, float]:
     """Seconds an n-row pass (logits on every row) adds to a stream of single-row steps, after
@@ -34,12 +47,7 @@ def verify_curve(ctx, vocab_size: int, points: tuple[int, ...] = CURVE_POINTS, r
     engine.backend.Context; its KV cache is cleared before and after.
     """
     rng = np.random.default_rng(0)
-    hi = min(vocab_size, 30000)
-    lo = min(100, hi // 2)
-    n_warm = max(1, min(WARM_TOKENS, int(ctx.n_ctx) - max(points) - 1))
-    warm = [int(t) for t in rng.integers(lo, hi, n_warm)]
-    ctx.truncate(0)
-    ctx.decode(warm, 0, all_logits=False)
+    lo, hi, n_warm = warm_up((ctx,), vocab_size, max(points), rng)
 
     def timed(toks: list[int]) -> float:
         t0 = clock()

@@ -105,14 +105,8 @@ class Target:
         side, wide = self.side, self.wide
         assert side is not None and wide is not None
         if self.on_side:
-            if wide.stay(n):
-                return
-            if side.ctx.copy_seq_to(self.ctx):
-                self.on_side = False
-                side.kv = list(self.kv)
-                self.moves += 1
-            else:  # the decode context was cleared by the failed copy: the side keeps the sequence
-                self.wide = None
+            if not wide.stay(n) and not self._copy_home():
+                self.on_side, self.wide = True, None  # the decode context was cleared: the side keeps the sequence
         elif wide.go(n, len(self.kv)):
             if self.ctx.copy_seq_to(side.ctx):
                 self.on_side = True
@@ -125,15 +119,19 @@ class Target:
         """Between requests: the sequence back on the decode context (prefill, prefix states and
         the side prefill expect it there). A failed copy empties the cache, which the next
         prefill computes again (the side still holds it, so the side prefill starts from there)."""
+        if self.on_side and not self._copy_home():
+            self.kv = []
+
+    def _copy_home(self) -> bool:
+        """Copy the sequence from the side to the decode context, which then holds it (on success)."""
         side = self.side
-        if not self.on_side or side is None:
-            return
+        assert side is not None
         self.on_side = False
         side.kv = list(self.kv)
-        if side.ctx.copy_seq_to(self.ctx):
-            self.moves += 1
-        else:
-            self.kv = []
+        if not side.ctx.copy_seq_to(self.ctx):
+            return False
+        self.moves += 1
+        return True
 
 
 @dataclass

@@ -130,7 +130,9 @@ class LocalEngine:
             bw = stream_bandwidth_gbs(threads=self.ctx.threads)
             prof["stream_bandwidth_gbs"] = bw
             dirty = True
-        if dirty:
+        wide, moved = wide_passes(cfg.side_verify, prof, self.ctx, self.side_ctx, self.model.extra_buffers,
+                                  CURVE_VERSION, self.model.n_vocab, self.choice.copy_s)
+        if dirty or moved:
             save_profile(ppath, prof)
         self.profile = prof
         self.tuned = tuned_settings(prof)  # None unless `tau tune` saved one
@@ -146,10 +148,6 @@ class LocalEngine:
         seen = max(float(prof.get("plain_tok_s_max", 0.0)), 1.0 / self.choice.step_s if self.choice.step_s else 0.0)
         self.bandwidth_gbs = honest_bandwidth(float(bw or 0.0), self.bytes_per_token, seen) if bw else 0.0
         self.ceiling_tok_s = self.bandwidth_gbs * 1e9 / self.bytes_per_token if self.bandwidth_gbs else 0.0
-        wide, moved = wide_passes(cfg.side_verify, prof, self.ctx, self.side_ctx, self.model.extra_buffers,
-                                  CURVE_VERSION, self.model.n_vocab, self.choice.copy_s)
-        if moved:
-            save_profile(ppath, prof)
         self.target.wide = wide  # wide verify passes on the other layout where they are cheaper there
         points = {int(k): float(v) for k, v in prof["verify_curve"].items()}
         curve = CostCurve(wide.effective(points) if wide is not None else points)

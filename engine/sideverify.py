@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.costs import WARM_TOKENS
+from engine.costs import warm_up
 from engine.policy import MAX_WINDOW, CostCurve
 
 SIDE_POINTS = (16, 24, 32, 41, 48, 64)  # the side only takes wide passes: its curve there
@@ -82,13 +82,7 @@ def measure_ratios(main_ctx, side_ctx, n_vocab: int, points: tuple[int, ...] = S
     timed alternately after the same warm context: measured apart, a shared host's drift between
     the two measurements was larger than the difference between the layouts."""
     rng = np.random.default_rng(0)
-    hi = min(n_vocab, 30000)
-    lo = min(100, hi // 2)
-    n_warm = max(1, min(WARM_TOKENS, int(main_ctx.n_ctx) - max(points) - 1))
-    warm = [int(t) for t in rng.integers(lo, hi, n_warm)]
-    for c in (main_ctx, side_ctx):
-        c.truncate(0)
-        c.decode(warm, 0, all_logits=False)
+    lo, hi, n_warm = warm_up((main_ctx, side_ctx), n_vocab, max(points), rng)
     best = {(c, n): float("inf") for c in (0, 1) for n in points}
     for r in range(repeats + 1):  # the first round pays first-use costs and is not kept
         for n in points:

@@ -19,6 +19,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 
 
 def _load():
@@ -48,11 +49,47 @@ def ratios() -> dict:
         eng.close()
 
 
-def ab(suite: str, rounds: int, modes: list[str]) -> dict:
+def _paired(eng, suite: str, rounds: int, modes: list[str], arm: Callable[[str], None]) -> dict:
+    """Every workload's first turn with ``auto`` in arms A and B back to back (order alternating
+    by round), each run from fresh speculation state after ``arm(name)`` set the engine up."""
     from engine.lab.benchdata.workloads import SUITES
     from engine.lab.benchsim import turn_prompt
-    from engine.policy import Acceptance, CostCurve
+    from engine.policy import Acceptance
     from engine.types import GenerateRequest, SamplingParams, generate
+
+    sampling = {"greedy": SamplingParams(temperature=0.0), "sampled": SamplingParams(temperature=0.6, top_p=0.95, seed=7)}
+    runs: list[dict] = []
+    tot = {"A": [0, 0.0], "B": [0, 0.0]}
+    for r in range(rounds):
+        for wl in SUITES[suite]:
+            prompt = turn_prompt(eng, wl.turns[0])
+            for mode in modes:
+                for name in ("A", "B") if r % 2 == 0 else ("B", "A"):
+                    eng.target.home()
+                    eng.target.rollback(0)
+                    arm(name)
+                    eng.speculator.curves = {}
+                    eng.speculator.acceptance = Acceptance()
+                    eng.ngram.reset()
+                    moves = eng.target.moves
+                    done = generate(eng, GenerateRequest(tuple(prompt), max_tokens=wl.max_tokens,
+                                                         sampling=sampling[mode], spec="auto"))
+                    st = done.stats
+                    tot[name][0] += st.completion_tokens
+                    tot[name][1] += st.decode_s
+                    row = {"workload": wl.name, "mode": mode, "arm": name, "round": r,
+                           "tok_s": round(st.completion_tokens / st.decode_s, 2) if st.decode_s else 0.0,
+                           "tau": round(st.tau, 2), "moves": eng.target.moves - moves,
+                           "rows": {str(k): v for k, v in sorted(st.pass_rows.items())}}
+                    runs.append(row)
+                    print(json.dumps(row), file=sys.stderr, flush=True)
+    a, b = (tot[k][0] / tot[k][1] if tot[k][1] else 0.0 for k in ("A", "B"))
+    return {"runs": runs, "tok_s": {"A": round(a, 2), "B": round(b, 2)}, "b_over_a": round(b / a, 3) if a else None}
+
+
+def ab(suite: str, rounds: int, modes: list[str]) -> dict:
+    """A: every pass on the decode context; B: wide passes on the side (the shipped rule)."""
+    from engine.policy import CostCurve
 
     eng = _load()
     try:
@@ -61,36 +98,16 @@ def ab(suite: str, rounds: int, modes: list[str]) -> dict:
             return {"error": "wide passes stay on the decode context on this machine (no side context, or none cheaper)"}
         points = {int(k): float(v) for k, v in eng.profile["verify_curve"].items()}
         curves = {"A": points, "B": wide.effective(points)}
-        sampling = {"greedy": SamplingParams(temperature=0.0), "sampled": SamplingParams(temperature=0.6, top_p=0.95, seed=7)}
-        runs: list[dict] = []
-        for r in range(rounds):
-            for wl in SUITES[suite]:
-                prompt = turn_prompt(eng, wl.turns[0])
-                for mode in modes:
-                    for arm in ("A", "B") if r % 2 == 0 else ("B", "A"):
-                        eng.target.home()
-                        eng.target.rollback(0)
-                        eng.target.wide = wide if arm == "B" else None
-                        eng.speculator.curve, eng.speculator.curves = CostCurve(curves[arm]), {}
-                        eng.speculator.acceptance = Acceptance()
-                        eng.ngram.reset()
-                        moves = eng.target.moves
-                        done = generate(eng, GenerateRequest(tuple(prompt), max_tokens=wl.max_tokens,
-                                                             sampling=sampling[mode], spec="auto"))
-                        st = done.stats
-                        row = {"workload": wl.name, "mode": mode, "arm": arm, "round": r,
-                               "tok_s": round(st.completion_tokens / st.decode_s, 2) if st.decode_s else 0.0,
-                               "tau": round(st.tau, 2), "moves": eng.target.moves - moves,
-                               "rows": {str(k): v for k, v in sorted(st.pass_rows.items())}}
-                        runs.append(row)
-                        print(json.dumps(row), file=sys.stderr, flush=True)
+
+        def arm(name: str) -> None:
+            eng.target.wide = wide if name == "B" else None
+            eng.speculator.curve = CostCurve(curves[name])
+
+        res = _paired(eng, suite, rounds, modes, arm)
         eng.target.wide = wide
+        return res
     finally:
         eng.close()
-    a = [x["tok_s"] for x in runs if x["arm"] == "A"]
-    b = [x["tok_s"] for x in runs if x["arm"] == "B"]
-    return {"runs": runs, "mean_tok_s": {"A": round(sum(a) / len(a), 2), "B": round(sum(b) / len(b), 2)},
-            "b_over_a": round(sum(b) / sum(a), 3)}
 
 
 def _old_scaled(self, rates: list[float]) -> list[float]:
@@ -100,45 +117,21 @@ def _old_scaled(self, rates: list[float]) -> list[float]:
 
 
 def windows(suite: str, rounds: int, modes: list[str]) -> dict:
-    from engine.lab.benchdata.workloads import SUITES
-    from engine.lab.benchsim import turn_prompt
-    from engine.policy import Acceptance
+    """A: windows of 40 and the old calibration rule; B: 63 and the shipped one (the side on in both)."""
     from engine.requestcal import RequestCalibration
-    from engine.types import GenerateRequest, SamplingParams, generate
 
     new_scaled = RequestCalibration.scaled
     eng = _load()
-    sampling = {"greedy": SamplingParams(temperature=0.0), "sampled": SamplingParams(temperature=0.6, top_p=0.95, seed=7)}
-    runs: list[dict] = []
-    tot = {"A": [0, 0.0], "B": [0, 0.0]}
+
+    def arm(name: str) -> None:
+        RequestCalibration.scaled = _old_scaled if name == "A" else new_scaled  # type: ignore[method-assign]
+        eng._max_window = 40 if name == "A" else 63
+
     try:
-        for r in range(rounds):
-            for wl in SUITES[suite]:
-                prompt = turn_prompt(eng, wl.turns[0])
-                for mode in modes:
-                    for arm in ("A", "B") if r % 2 == 0 else ("B", "A"):
-                        RequestCalibration.scaled = _old_scaled if arm == "A" else new_scaled  # type: ignore[method-assign]
-                        eng._max_window = 40 if arm == "A" else 63
-                        eng.target.home()
-                        eng.target.rollback(0)
-                        eng.speculator.acceptance = Acceptance()
-                        eng.speculator.curves = {}
-                        eng.ngram.reset()
-                        done = generate(eng, GenerateRequest(tuple(prompt), max_tokens=wl.max_tokens,
-                                                             sampling=sampling[mode], spec="auto"))
-                        st = done.stats
-                        tot[arm][0] += st.completion_tokens
-                        tot[arm][1] += st.decode_s
-                        row = {"workload": wl.name, "mode": mode, "arm": arm, "round": r,
-                               "tok_s": round(st.completion_tokens / st.decode_s, 2) if st.decode_s else 0.0,
-                               "tau": round(st.tau, 2), "rows": {str(k): v for k, v in sorted(st.pass_rows.items())}}
-                        runs.append(row)
-                        print(json.dumps(row), file=sys.stderr, flush=True)
+        return _paired(eng, suite, rounds, modes, arm)
     finally:
         RequestCalibration.scaled = new_scaled  # type: ignore[method-assign]
         eng.close()
-    a, b = (tot[k][0] / tot[k][1] if tot[k][1] else 0.0 for k in ("A", "B"))
-    return {"runs": runs, "tok_s": {"A": round(a, 2), "B": round(b, 2)}, "b_over_a": round(b / a, 3) if a else None}
 
 
 def main(argv: list[str] | None = None) -> int:
