@@ -300,7 +300,12 @@ def run(
         else:
             verdict = verify(rows, toks, sampler, hist, draft.probs if spec.stochastic_draft else None)
             target.rollback(len(target.kv) - (k - verdict.accepted))
-            speculator.settle(f"{draft.source}:{mode}", bucket, k, verdict.accepted)
+            # a window accepted whole: its bonus token is the target's verdict on the proposal's next
+            # token as a wider pass would have given it (argmax, or a sample from the same p), so that
+            # position learns for free and a window the estimates hold short can grow
+            past = speculator.beyond if verdict.accepted == k else None
+            speculator.settle(f"{draft.source}:{mode}", bucket, k + (past is not None),
+                              verdict.accepted + (past is not None and verdict.token == past))
             slot = speculator.slots.get(draft.source)
             if slot is not None:
                 slot.drafted += k

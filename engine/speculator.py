@@ -97,6 +97,7 @@ class Speculator:
         self.slots = drafters
         self.acceptance = acceptance or Acceptance()
         self.unverified: Shadow | None = None  # the last pick's free proposal it chose not to verify
+        self.beyond: int | None = None  # the last pick's proposed token just past its window (lookup drafters)
         self.prefill_s_per_token = 0.0  # the target's, from the last long prefill (0 = not seen)
         self.replies: deque[int] = deque(maxlen=REPLIES_KEPT)  # recent replies' lengths in tokens
         self.calibration: dict[str, RequestCalibration] = {}  # this request's, by acceptance key
@@ -114,6 +115,7 @@ class Speculator:
         """The draft to verify next (or None for a plain pass) and its bucket."""
         max_k = min(spec.max_window, room)
         self.unverified = None
+        self.beyond = None
         if max_k <= 0:
             return None, 0
         for name in spec.drafters:
@@ -128,6 +130,7 @@ class Speculator:
                 bucket = confidence_bucket(d.confidence, d.resync)
                 k = self._window(slot, key, bucket, len(d.tokens), spec, mode, hist)
                 if k > 0:
+                    self.beyond = d.tokens[k] if len(d.tokens) > k else None
                     return cut(d, k), bucket
                 if self.unverified is None:
                     self.unverified = Shadow(key, bucket, tuple(d.tokens))

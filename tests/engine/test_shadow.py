@@ -121,3 +121,22 @@ def test_a_trusted_free_drafter_that_misses_is_shelved_and_stays_shelved() -> No
     st = _run(Wrong(), prior=0.9)
     assert st.drafted.get("ngram", 0) < 40  # a few passes to learn, then plain
     assert st.verify_passes > 195
+
+
+def test_a_window_held_short_by_a_bad_position_grows_once_its_bonus_tokens_show_that_position_right() -> None:
+    # position 2 once failed five times (a copy that broke there): windows of 2 never reach it again,
+    # but each one's bonus token is the target's verdict on the proposal's token there
+    acc = Acceptance(prior=0.9)
+    for _ in range(5):
+        acc.update("ngram:greedy", 1, 3, 2)
+    curve = CostCurve({1: 1.0, 2: 1.5, 4: 2.2, 8: 3.5, 16: 4.0})
+    sp = Speculator(curve, {"ngram": DrafterSlot(Oracle())}, acc)
+    assert sp._window(sp.slots["ngram"], "ngram:greedy", 1, 16, SpecConfig(drafters=("ngram",)), "greedy", []) == 2
+    assert acc.rates("ngram:greedy", 1, 3)[2] < 0.3
+    req = GenerateRequest((1, 2, 3), max_tokens=200, sampling=SamplingParams(temperature=0.0))
+    # a still clock: the curve keeps its shape (this toy model's passes take microseconds)
+    done = run(Target(CountingCtx()), Vocab(), [1, 2, 3], req, SpecConfig(drafters=("ngram",)), sp, lambda _e: None,
+               clock=lambda: 0.0)
+    assert list(done.token_ids) == [(3 + 1 + i) % V for i in range(200)]
+    assert max(done.stats.pass_rows) > 8  # windows grew past the position that once failed
+    assert acc.rates("ngram:greedy", 1, 3)[2] > 0.6
