@@ -149,6 +149,7 @@ class LoopState:
     acc_pos: list[int] = field(default_factory=list)
     near_ties: int = 0
     rows: dict[int, int] = field(default_factory=dict)  # decode passes by rows evaluated
+    draft_s: float = 0.0
 
     def record(self, name: str, k: int, accepted: int) -> None:
         self.drafted[name] = self.drafted.get(name, 0) + k
@@ -226,6 +227,7 @@ def run(
             near_tie_divergences=st.near_ties,
             emitted_tokens=emitted,
             pass_rows=dict(st.rows),
+            draft_s=st.draft_s,
         )
 
     if len(prompt) >= target.n_ctx:
@@ -289,6 +291,7 @@ def run(
         toks = list(draft.tokens) if draft is not None else []
         k = len(toks)
         t0 = clock()  # the pass is timed from here through verification (host work included)
+        st.draft_s += t0 - t_pick
         rows = target.eval([hist[-1]] + toks, all_logits=k > 0)
         st.passes += 1
         st.rows[k + 1] = st.rows.get(k + 1, 0) + 1

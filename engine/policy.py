@@ -126,12 +126,16 @@ class CostCurve:
 
 
 RESYNC_BUCKET = 6  # n-gram drafts that pick a copy up again right after the output changed it
+OPENING_BUCKET = 7  # n-gram drafts continuing the one place the whole reply has copied so far
+OPENING_MATCH = 32  # ...until the match alone puts them in the top bucket
 
 
-def confidence_bucket(confidence: int, resync: bool = False) -> int:
+def confidence_bucket(confidence: int, resync: bool = False, opening: bool = False) -> int:
     """Group drafter evidence (n-gram: tokens of context matched) into a few buckets."""
     if resync:
         return RESYNC_BUCKET
+    if opening and confidence < OPENING_MATCH:
+        return OPENING_BUCKET
     if confidence <= 0:
         return 0
     return min(5, int(math.log2(confidence)))
@@ -157,8 +161,9 @@ class Acceptance:
     """
 
     # Before any evidence: longer context matches are likelier to continue (n-gram buckets
-    # 1..5); bucket 0 is a drafter without such evidence (draft model, MTP); 6 is a resync.
-    BUCKET_PRIORS = {0: 0.6, 1: 0.3, 2: 0.45, 3: 0.65, 4: 0.85, 5: 0.95, RESYNC_BUCKET: 0.7}
+    # 1..5); bucket 0 is a drafter without such evidence (draft model, MTP); 6 is a resync, 7 an
+    # opening copy.
+    BUCKET_PRIORS = {0: 0.6, 1: 0.3, 2: 0.45, 3: 0.65, 4: 0.85, 5: 0.95, RESYNC_BUCKET: 0.7, OPENING_BUCKET: 0.95}
 
     def __init__(self, prior: float | None = None, prior_weight: float = 2.0, decay: float = 0.995) -> None:
         self.prior = prior  # None: BUCKET_PRIORS

@@ -127,7 +127,7 @@ class Speculator:
                 d = slot.drafter.propose(hist, max_k)
                 if not d.tokens:
                     continue
-                bucket = confidence_bucket(d.confidence, d.resync)
+                bucket = confidence_bucket(d.confidence, d.resync, d.opening)
                 k = self._window(slot, key, bucket, len(d.tokens), spec, mode, hist)
                 if k > 0:
                     self.beyond = d.tokens[k] if len(d.tokens) > k else None
@@ -317,4 +317,4 @@ def cut(d: Draft, k: int) -> Draft:
     if len(d.tokens) <= k:
         return d
     probs = d.probs[:k] if d.probs is not None else None
-    return Draft(d.tokens[:k], d.source, probs, d.confidence, d.resync)
+    return Draft(d.tokens[:k], d.source, probs, d.confidence, d.resync, d.opening)

@@ -81,6 +81,7 @@ class GenStats:
     near_tie_divergences: int = 0
     emitted_tokens: int = 0  # tokens the passes produced: completion plus a final end-of-generation token
     pass_rows: dict[int, int] = field(default_factory=dict)  # decode passes by rows evaluated (1 = plain)
+    draft_s: float = 0.0  # of decode_s: choosing each pass's window and drafting it (host work between passes)
 
     @property
     def emitted(self) -> int:
@@ -109,6 +110,7 @@ class GenStats:
             near_tie_divergences=self.near_tie_divergences + o.near_tie_divergences,
             emitted_tokens=self.emitted + o.emitted,
             pass_rows=_sum_counts(self.pass_rows, o.pass_rows),
+            draft_s=self.draft_s + o.draft_s,
         )
 
     @property
@@ -150,6 +152,7 @@ class GenStats:
             "near_tie_divergences": self.near_tie_divergences,
             "emitted_tokens": self.emitted_tokens,
             "pass_rows": {str(k): v for k, v in sorted(self.pass_rows.items())},
+            "draft_s": round(self.draft_s, 4),
         }
 
 

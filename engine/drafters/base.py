@@ -20,7 +20,7 @@ class Draft:
     probs: np.ndarray | None = None
     confidence: int = 0  # drafter-specific evidence (n-gram: tokens of context matched)
     resync: bool = False  # n-gram: picked up the text it was copying again, just after a change
-
+    opening: bool = False  # n-gram: the whole reply so far copies the text this draft continues
 
     def __len__(self) -> int:
         return len(self.tokens)

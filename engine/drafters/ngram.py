@@ -33,6 +33,7 @@ RESYNC_KEY = 6  # output tokens compared at each resync position
 CONFIRM = 2  # output tokens that must match a draft before its place becomes the anchor
 RESYNC_MAX_MATCH = 16  # a draft that follows the anchor with a literal match this long is an ordinary copy
 RESYNC_MIN_RUN = 12  # output tokens the copy must have covered before following it counts as evidence
+OPENING_MIN = 6  # reply tokens that must all copy one place before a draft from there is an opening copy
 MAX_SOURCES = 256  # registered texts kept; the oldest registration goes first
 MAX_SOURCE_TOKENS = 1_000_000  # tokens kept over all registered texts (the index costs ~100x their size)
 
@@ -68,6 +69,7 @@ class NgramDrafter:
         self._last_follows = False  # it was drafted from the anchor (a step along the same copy)
         self._anchor_start = 0  # history length where the output began following the anchor's copy
         self._synced: Sequence[int] | None = None  # the history list last synced with (a reference)
+        self._reply_start: int | None = None  # history length where this request's reply begins (take_in)
 
     # -- sources ---------------------------------------------------------------------------
     def add_source(self, key: str, tokens: Sequence[int]) -> None:
@@ -155,12 +157,14 @@ class NgramDrafter:
             self._synced = None
             self._anchor = self._last = None
             self._last_run = self._anchor_start = 0
+            self._reply_start = None
 
     def take_in(self, history: Sequence[int]) -> None:
         """Index ``history`` now (a prompt, while the target prefills it), so that the request's
         first proposal does not: a new turn's 500-1,600 tokens took 1-20 ms, against 2 ms steps."""
         with self._lock:
             self._sync_history(history)
+            self._reply_start = len(history)
 
     def propose(self, history: Sequence[int], max_len: int) -> Draft:
         with self._lock:
@@ -236,8 +240,12 @@ class NgramDrafter:
         # happened to match (in new code, say) are not
         a = self._anchor
         long_copy = a is not None and a[2] - self._anchor_start >= RESYNC_MIN_RUN
+        # a reply that has so far only copied this place (an edit re-emitting its file) is evidence
+        # long before the match is: without it the first 30 tokens of every whole-file edit went plain
+        said = n - self._reply_start if self._reply_start is not None else -1
         return Draft(tuple(src[pos : pos + max_len]), self.name, confidence=matched,
-                     resync=resync and long_copy and matched < RESYNC_MAX_MATCH)
+                     resync=resync and long_copy and matched < RESYNC_MAX_MATCH,
+                     opening=OPENING_MIN <= said <= matched)
 
     def _from_index(self, hist: list[int], max_len: int) -> Draft:
         for k in self.key_lens:

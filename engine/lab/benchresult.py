@@ -50,6 +50,7 @@ class RunResult:
     request_modelled: list[float] = field(default_factory=list)
     worst_modelled: float | None = None
     turn_modelled: list[float] = field(default_factory=list, repr=False)
+    draft_share: float | None = None  # of decode time: the host work between passes (GenStats.draft_s)
 
     def to_dict(self) -> dict[str, Any]:
         hidden = ("token_ids", "turn_lens", "decode_s", "wall_s", "timed_tokens", "passes", "emitted", "turn_tok_s",

@@ -100,17 +100,20 @@ def simulate(
     drafter: Callable[[], Drafter] = NgramDrafter,
     mode: str = "greedy",
     n_vocab: int | None = None,
+    speculator: Speculator | None = None,
 ) -> SimResult:
-    """The shipped loop and policy (fresh acceptance, as a bench run) against ``output``."""
+    """The shipped loop and policy against ``output``: fresh acceptance, as a bench run, unless
+    ``speculator`` carries what earlier requests taught it (a long-running engine)."""
     if not output:
         raise ValueError("nothing to replay")
     clock = VirtualClock()
     vocab = n_vocab or max(list(prompt) + list(output)) + 1
     ctx = OracleContext(prompt, output, vocab, CostCurve(dict(curve_points)), clock)
-    d = drafter()
-    spec = spec or SpecConfig(drafters=(d.name,))
-    # the policy's own curve (refined online, as in a run) apart from the one passes are charged by
-    speculator = Speculator(CostCurve(dict(curve_points)), {d.name: DrafterSlot(d, lookup=True)})
+    if speculator is None:
+        d = drafter()
+        # the policy's own curve (refined online, as in a run) apart from the one passes are charged by
+        speculator = Speculator(CostCurve(dict(curve_points)), {d.name: DrafterSlot(d, lookup=True)})
+    spec = spec or SpecConfig(drafters=tuple(speculator.slots))
     sampling = SamplingParams(temperature=0.0) if mode == "greedy" else SamplingParams(temperature=0.6, top_p=0.95, seed=1)
     req = GenerateRequest(tuple(prompt), max_tokens=len(output), sampling=sampling)
     done = run(Target(ctx), _Tokens(), prompt, req, spec, speculator, lambda _e: None, clock=clock)
@@ -120,6 +123,15 @@ def simulate(
     # the first token comes from the prefill, in a timed run as here: n - 1 decode passes
     return SimResult((len(output) - 1) * ctx.curve.cost(1), st.decode_s, st.tau,
                      sum(st.drafted.values()), sum(st.accepted.values()))
+
+
+def simulate_served(requests: Sequence[tuple[Sequence[int], Sequence[int], str]], curve_points: dict[int, float], *,
+                    spec: SpecConfig | None = None) -> list[SimResult]:
+    """(prompt, output, mode) requests in a row through one speculator and overlay, as one
+    engine serves them: each request's speedup over plain after what the ones before taught it."""
+    d = NgramDrafter()
+    speculator = Speculator(CostCurve(dict(curve_points)), {d.name: DrafterSlot(d, lookup=True)})
+    return [simulate(p, o, curve_points, spec=spec, mode=m, speculator=speculator) for p, o, m in requests if o]
 
 
 def matches(prompt: Sequence[int], output: Sequence[int], drafter: Drafter, max_len: int) -> list[int]:

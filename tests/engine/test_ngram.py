@@ -128,3 +128,22 @@ def test_plain_steps_confirm_the_copy_and_following_it_counts_once_it_ran_long()
         assert not following.resync  # a copy of a few tokens may be chance (new code repeats bits)
     hist.append(114)  # the output has followed the copy for 12 tokens since the draft was made
     assert d.propose(hist, 4).resync
+
+
+def test_a_reply_that_has_only_copied_one_place_drafts_an_opening_copy() -> None:
+    from engine.drafters.ngram import OPENING_MIN
+
+    d = NgramDrafter(key_len=4)
+    file = list(range(100, 160))
+    prompt = [1, 2, 3] + file + [4, 5, 6]
+    d.take_in(prompt)
+    hist = list(prompt) + file[:OPENING_MIN - 1]
+    early = d.propose(hist, 4)
+    assert early.tokens == tuple(file[OPENING_MIN - 1 : OPENING_MIN + 3]) and not early.opening
+    hist.append(file[OPENING_MIN - 1])
+    assert d.propose(hist, 4).opening  # six tokens of reply, every one of them a copy of the file
+    # a reply that said something else first is no opening copy, whatever it copies now
+    d.take_in(prompt)
+    other = list(prompt) + [900, 901] + file[:OPENING_MIN + 4]
+    dr = d.propose(other, 4)
+    assert dr.tokens == tuple(file[OPENING_MIN + 4 : OPENING_MIN + 8]) and not dr.opening

@@ -198,3 +198,11 @@ def test_one_break_in_a_copy_does_not_cap_every_later_window_there() -> None:
     assert rates[14] < 0.9 and min(rates[16:]) > 0.9
     flat = CostCurve({1: 1.0, 2: 4.0, 41: 4.2})  # the 1.5B on the H200: about 4 steps for any pass
     assert choose_window(flat, rates, 40).k > 30
+
+
+def test_an_opening_copy_has_its_own_bucket_until_its_match_alone_is_top() -> None:
+    from engine.policy import OPENING_BUCKET, OPENING_MATCH, confidence_bucket
+
+    assert confidence_bucket(6, opening=True) == OPENING_BUCKET != confidence_bucket(6)
+    assert confidence_bucket(OPENING_MATCH, opening=True) == confidence_bucket(OPENING_MATCH) == 5
+    assert confidence_bucket(6, resync=True, opening=True) == confidence_bucket(6, resync=True)

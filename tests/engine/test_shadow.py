@@ -140,3 +140,16 @@ def test_a_window_held_short_by_a_bad_position_grows_once_its_bonus_tokens_show_
     assert list(done.token_ids) == [(3 + 1 + i) % V for i in range(200)]
     assert max(done.stats.pass_rows) > 8  # windows grew past the position that once failed
     assert acc.rates("ngram:greedy", 1, 3)[2] > 0.6
+
+
+def test_the_host_time_between_passes_is_reported_apart_and_adds_up() -> None:
+    ticks = iter(range(10_000))
+    sp = Speculator(CostCurve({1: 1.0, 2: 1.5, 4: 2.2}), {"ngram": DrafterSlot(Oracle())}, Acceptance(prior=0.9))
+    req = GenerateRequest((1, 2, 3), max_tokens=40, sampling=SamplingParams(temperature=0.0))
+    # a clock that moves one second per reading: each pass reads it once before choosing its window and once after
+    done = run(Target(CountingCtx()), Vocab(), [1, 2, 3], req, SpecConfig(drafters=("ngram",)), sp, lambda _e: None,
+               clock=lambda: float(next(ticks)))
+    st = done.stats
+    assert st.draft_s == st.verify_passes - 1 > 0  # every decode pass, not the prefill's
+    assert st.draft_s < st.decode_s and (st + st).draft_s == 2 * st.draft_s
+    assert st.to_dict()["draft_s"] == st.draft_s

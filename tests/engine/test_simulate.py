@@ -63,6 +63,15 @@ def test_empty_output_is_refused() -> None:
         simulate(PROMPT, [], CURVE)
 
 
+def test_requests_served_in_a_row_carry_what_the_first_taught_the_policy() -> None:
+    from engine.lab.simulate import simulate_served
+
+    alone = [simulate(PROMPT, OUTPUT, CURVE, mode=m) for m in ("greedy", "greedy")]
+    served = simulate_served([(PROMPT, OUTPUT, "greedy"), (PROMPT, OUTPUT, "greedy"), (PROMPT, [], "greedy")], CURVE)
+    assert len(served) == 2 and served[0] == alone[0]  # an empty output is skipped
+    assert served[1] != alone[1] and served[1].speedup > alone[1].speedup  # the second starts knowing the copies pay
+
+
 # -- a long-running engine (engine.lab.serving) -----------------------------------------------
 
 STEP = 0.037  # the 2-core CPU: 27 tok/s plain
