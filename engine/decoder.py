@@ -282,7 +282,8 @@ def run(
             finish = "length"
             break
         t_pick = clock()  # a model drafter's proposal (and catch-up) counts in its throughput guard
-        draft, bucket = speculator.pick(hist, spec, mode, min(room, request.max_tokens - len(out)))
+        draft, bucket = speculator.pick(hist, spec, mode, min(room, request.max_tokens - len(out)), shadow)
+        offset = speculator.offset  # a window continuing the followed proposal: its bucket positions start here
         if draft is not None and shadow is not None:
             shadow.settle(speculator)
             shadow = None
@@ -306,9 +307,14 @@ def run(
             # a window accepted whole: its bonus token is the target's verdict on the proposal's next
             # token as a wider pass would have given it (argmax, or a sample from the same p), so that
             # position learns for free and a window the estimates hold short can grow
-            past = speculator.beyond if verdict.accepted == k else None
-            speculator.settle(f"{draft.source}:{mode}", bucket, k + (past is not None),
-                              verdict.accepted + (past is not None and verdict.token == past))
+            whole = speculator.proposal
+            past = whole[k] if verdict.accepted == k and len(whole) > k else None
+            hit = past is not None and verdict.token == past
+            key = f"{draft.source}:{mode}"
+            speculator.settle(key, bucket, offset + k + (past is not None), offset + verdict.accepted + hit,
+                              start=offset, given=offset)
+            if hit and len(whole) > k + 1 and spec.adaptive:  # the rest of the proposal is followed on
+                shadow = Shadow(key, bucket, whole, matched=k + 1, credited=k + 1, offset=offset)
             slot = speculator.slots.get(draft.source)
             if slot is not None:
                 slot.drafted += k

@@ -126,6 +126,7 @@ class CostCurve:
 
 
 RESYNC_BUCKET = 6  # n-gram drafts that pick a copy up again right after the output changed it
+TOP_BUCKET = 5  # the longest context matches
 OPENING_BUCKET = 7  # n-gram drafts continuing the one place the whole reply has copied so far
 OPENING_MATCH = 32  # ...until the match alone puts them in the top bucket
 
@@ -138,7 +139,7 @@ def confidence_bucket(confidence: int, resync: bool = False, opening: bool = Fal
         return OPENING_BUCKET
     if confidence <= 0:
         return 0
-    return min(5, int(math.log2(confidence)))
+    return min(TOP_BUCKET, int(math.log2(confidence)))
 
 
 @dataclass

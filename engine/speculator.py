@@ -13,6 +13,10 @@ from engine.drafters.base import Draft, Drafter
 from engine.drafters.model_drafter import common_prefix
 from engine.policy import (
     FOLLOWING_STEPS,
+    MAX_WINDOW,
+    OPENING_BUCKET,
+    RESYNC_BUCKET,
+    TOP_BUCKET,
     Acceptance,
     CostCurve,
     choose_window,
@@ -40,6 +44,10 @@ RECHECK_EVERY = 8
 # A new request discounts what a costly drafter accepted before: a long-running server mixes
 # workloads (an edit's copy, a tool output, new code) and one's acceptance misleads on the next.
 REQUEST_DISCOUNT = 0.5
+# Buckets whose proposals are followed along their copy: a resumed copy, an opening one, a match
+# of 8-31 tokens. Not 2-7-token matches: one that ran eight tokens (a phrase of the prompt quoted in
+# prose) is most of its own evidence for the position after, and windows opened on prose on the GPU.
+CHAINED = frozenset({3, 4, RESYNC_BUCKET, OPENING_BUCKET})
 REPLIES_KEPT = 8  # recent reply lengths; a catch-up at the prefill must pay over a short one of them
 GUARD_DECAY = 0.95  # weight of a pass in the throughput guard after each further pass
 GUARD_MIN_TOKENS = 8.0  # emitted tokens (decayed) before the guard judges a drafter
@@ -97,7 +105,8 @@ class Speculator:
         self.slots = drafters
         self.acceptance = acceptance or Acceptance()
         self.unverified: Shadow | None = None  # the last pick's free proposal it chose not to verify
-        self.beyond: int | None = None  # the last pick's proposed token just past its window (lookup drafters)
+        self.proposal: tuple[int, ...] = ()  # the last pick's whole proposal, its window cut from the front
+        self.offset = 0  # the last pick continues a followed proposal: its bucket positions start here
         self.prefill_s_per_token = 0.0  # the target's, from the last long prefill (0 = not seen)
         self.replies: deque[int] = deque(maxlen=REPLIES_KEPT)  # recent replies' lengths in tokens
         self.calibration: dict[str, RequestCalibration] = {}  # this request's, by acceptance key
@@ -111,11 +120,14 @@ class Speculator:
             c = self.curves[mode] = copy.deepcopy(self.curve)
         return c
 
-    def pick(self, hist: list[int], spec: SpecConfig, mode: str, room: int) -> tuple[Draft | None, int]:
-        """The draft to verify next (or None for a plain pass) and its bucket."""
+    def pick(self, hist: list[int], spec: SpecConfig, mode: str, room: int,
+             following: Shadow | None = None) -> tuple[Draft | None, int]:
+        """The draft to verify next (or None for a plain pass) and its bucket. ``following``: the
+        proposal the output has been matching (a shadow, or the rest of a window accepted whole)."""
         max_k = min(spec.max_window, room)
         self.unverified = None
-        self.beyond = None
+        self.proposal = ()
+        self.offset = 0
         if max_k <= 0:
             return None, 0
         for name in spec.drafters:
@@ -128,9 +140,16 @@ class Speculator:
                 if not d.tokens:
                     continue
                 bucket = confidence_bucket(d.confidence, d.resync, d.opening)
-                k = self._window(slot, key, bucket, len(d.tokens), spec, mode, hist)
+                offset = 0
+                if (following is not None and following.key == key and following.bucket in CHAINED
+                        and bucket != TOP_BUCKET and following.leads(d.tokens)):
+                    # the same copy, m tokens on: what follows m matched tokens of a proposal from its
+                    # bucket, rather than a short match's bucket (a copy resumed after an edit waited
+                    # for a 32-token match before its windows opened)
+                    bucket, offset = following.bucket, following.position
+                k = self._window(slot, key, bucket, len(d.tokens), spec, mode, hist, offset)
                 if k > 0:
-                    self.beyond = d.tokens[k] if len(d.tokens) > k else None
+                    self.proposal, self.offset = d.tokens, offset
                     return cut(d, k), bucket
                 if self.unverified is None:
                     self.unverified = Shadow(key, bucket, tuple(d.tokens))
@@ -199,17 +218,20 @@ class Speculator:
                     continue
             catch_up(hist)
 
-    def settle(self, key: str, bucket: int, drafted: int, accepted: int, proposed: int = 0, start: int = 0) -> None:
+    def settle(self, key: str, bucket: int, drafted: int, accepted: int, proposed: int = 0, start: int = 0,
+               given: int = 0) -> None:
         """A draft's outcome (verified, or checked by a shadow): the acceptance estimates learn it,
         and this request's calibration sets it beside what they expected of the ``proposed``
         tokens (default: ``drafted``) before learning it. ``start``: positions before it were
-        credited already (a shadow's interim credit); only a settled outcome is calibrated."""
+        credited already (a shadow's interim credit); only a settled outcome is calibrated. ``given``:
+        positions before it were matched before the proposal was judged (it continues a followed
+        one), so they are not what the estimates expected of it."""
         n = proposed or drafted
         slot = self.slots.get(key.partition(":")[0])
         interim = accepted == drafted < n  # all matched so far, the proposal still open
-        if n > 0 and not interim and slot is not None and slot.lookup:  # only lookup windows are calibrated (_window)
-            expected = expected_tokens(self.acceptance.rates(key, bucket, n), n) - 1.0
-            self.calibration.setdefault(key, RequestCalibration()).record(expected, accepted)
+        if n > given and not interim and slot is not None and slot.lookup:  # only lookup windows are calibrated (_window)
+            expected = expected_tokens(self.rates_from(key, bucket, given, n - given), n - given) - 1.0
+            self.calibration.setdefault(key, RequestCalibration()).record(expected, accepted - given)
         self.acceptance.update(key, bucket, drafted, accepted, start)
 
     def end(self, tokens: int) -> None:
@@ -223,12 +245,19 @@ class Speculator:
             slot.guard(mode).record(seconds, tokens, self.curve_for(mode).cost(1))
             slot.quiet.pop(mode, None)  # new evidence: ask again at once
 
+    def rates_from(self, key: str, bucket: int, offset: int, n: int) -> list[float]:
+        """Estimates for positions offset..offset+n-1 (past the last estimated position: the last's)."""
+        if offset == 0:
+            return self.acceptance.rates(key, bucket, n)
+        r = self.acceptance.rates(key, bucket, offset + n)[offset:]
+        return r + [r[-1] if r else self.acceptance.rates(key, bucket, MAX_WINDOW)[-1]] * (n - len(r))
+
     def _window(self, slot: DrafterSlot, key: str, bucket: int, max_k: int, spec: SpecConfig, mode: str,
-                hist: list[int]) -> int:
+                hist: list[int], offset: int = 0) -> int:
         if not spec.adaptive:
             return min(spec.fixed_window, max_k)
         curve = self.curve_for(mode)
-        rates = self.acceptance.rates(key, bucket, max_k)
+        rates = self.rates_from(key, bucket, offset, max_k)
         cal = self.calibration.get(key)
         if slot.lookup and cal is not None:
             rates = cal.scaled(rates)

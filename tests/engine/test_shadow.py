@@ -153,3 +153,47 @@ def test_the_host_time_between_passes_is_reported_apart_and_adds_up() -> None:
     assert st.draft_s == st.verify_passes - 1 > 0  # every decode pass, not the prefill's
     assert st.draft_s < st.decode_s and (st + st).draft_s == 2 * st.draft_s
     assert st.to_dict()["draft_s"] == st.draft_s
+
+
+class _Copy:
+    """A free drafter proposing the same stretch of a copy, with a 16-token context match (bucket 4)."""
+
+    name = "ngram"
+
+    def __init__(self, tokens: tuple[int, ...]) -> None:
+        self.tokens = tokens
+
+    def propose(self, history: Sequence[int], max_len: int) -> Draft:
+        return Draft(self.tokens[:max_len], self.name, confidence=16)
+
+    def reset(self) -> None:
+        pass
+
+
+def test_a_copy_followed_for_a_while_is_judged_by_its_bucket_at_the_position_it_reached() -> None:
+    acc = Acceptance()
+    for _ in range(20):
+        acc.update("ngram:greedy", 6, 1, 0)  # resumed copies often miss their first token...
+    for _ in range(10):
+        acc.update("ngram:greedy", 6, 63, 63)  # ...and those that do not run on
+    src = tuple(range(100, 200))
+    cpu = CostCurve({1: 1.0, 2: 1.9, 4: 3.2, 8: 8.0, 16: 9.5, 32: 13.75, 64: 19.3})
+    sp = Speculator(cpu, {"ngram": DrafterSlot(_Copy(src[20:83]))}, acc)
+    spec = SpecConfig(drafters=("ngram",))
+    assert sp.pick([1], spec, "greedy", 63)[0] is None  # a 16-token match on its prior alone does not pay here
+    assert sp.pick([1], spec, "greedy", 63, Shadow("ngram:greedy", 6, src[10:73]))[0] is None  # nor position 0
+    d, b = sp.pick([1], spec, "greedy", 63, Shadow("ngram:greedy", 6, src[10:73], matched=10, credited=10))
+    assert d is not None and b == 6 and sp.offset == 10 and len(d.tokens) >= 16 and sp.proposal == src[20:83]
+    # another copy, or a 2-7-token match that ran on (a phrase quoted in prose), is not followed
+    assert sp.pick([1], spec, "greedy", 63, Shadow("ngram:greedy", 6, (7,) * 63, matched=10))[0] is None
+    assert sp.pick([1], spec, "greedy", 63, Shadow("ngram:greedy", 2, src[10:73], matched=10))[0] is None
+
+
+def test_a_window_continuing_a_followed_copy_is_recorded_at_its_positions_and_followed_on() -> None:
+    sink = Acceptance()
+    sp = Speculator(CostCurve({1: 1.0, 2: 1.5, 4: 2.2, 8: 3.5, 16: 4.0}), {"ngram": DrafterSlot(Oracle())}, sink)
+    sp.settle("ngram:greedy", 6, 10 + 4, 10 + 2, start=10, given=10)
+    c = sink._c[("ngram:greedy", 6)]
+    assert c.reached[:10] == [0.0] * 10 and c.reached[10:14] == [1.0, 1.0, 1.0, 0.0] and c.accepted[10:13] == [1.0, 1.0, 0.0]
+    cal = sp.calibration["ngram:greedy"]
+    assert cal.accepted == 2 and 0 < cal.expected <= 4  # what the window was expected to add, not the copy before it
