@@ -299,6 +299,8 @@ def run(
         assert rows is not None
         if draft is None:
             new = [sampler.sample(rows[-1], hist)]
+            hit = shadow is not None and shadow.tokens[shadow.matched] == new[0]
+            speculator.saw(int(hit), int(not hit))
             if shadow is not None and shadow.feed(new[0], speculator):
                 shadow = None
         else:
@@ -313,6 +315,7 @@ def run(
             key = f"{draft.source}:{mode}"
             speculator.settle(key, bucket, offset + k + (past is not None), offset + verdict.accepted + hit,
                               start=offset, given=offset)
+            speculator.saw(verdict.accepted + hit, int(not hit))
             if hit and len(whole) > k + 1 and spec.adaptive:  # the rest of the proposal is followed on
                 shadow = Shadow(key, bucket, whole, matched=k + 1, credited=k + 1, offset=offset)
             slot = speculator.slots.get(draft.source)

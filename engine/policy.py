@@ -164,7 +164,8 @@ class Acceptance:
     # Before any evidence: longer context matches are likelier to continue (n-gram buckets
     # 1..5); bucket 0 is a drafter without such evidence (draft model, MTP); 6 is a resync, 7 an
     # opening copy.
-    BUCKET_PRIORS = {0: 0.6, 1: 0.3, 2: 0.45, 3: 0.65, 4: 0.85, 5: 0.95, RESYNC_BUCKET: 0.7, OPENING_BUCKET: 0.95}
+    BUCKET_PRIORS = {0: 0.6, 1: 0.3, 2: 0.45, 3: 0.65, 4: 0.85, 5: 0.95, RESYNC_BUCKET: 0.7, OPENING_BUCKET: 0.95,
+                     11: 0.3, 12: 0.45, 13: 0.65, 14: 0.85, 16: 0.7}
 
     def __init__(self, prior: float | None = None, prior_weight: float = 2.0, decay: float = 0.995) -> None:
         self.prior = prior  # None: BUCKET_PRIORS

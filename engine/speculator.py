@@ -48,6 +48,14 @@ REQUEST_DISCOUNT = 0.5
 # of 8-31 tokens. Not 2-7-token matches: one that ran eight tokens (a phrase of the prompt quoted in
 # prose) is most of its own evidence for the position after, and windows opened on prose on the GPU.
 CHAINED = frozenset({3, 4, RESYNC_BUCKET, OPENING_BUCKET})
+# A reply copies (an edit re-emitting its file) or it does not (new code, prose): the same short
+# match is a copy's next line in one and a phrase that breaks at once in the other, and estimates
+# pooled over both opened wide windows on prose after an hour of edits. So the buckets below
+# learn apart in a reply whose last RECENT_TOKENS tokens were mostly not proposed.
+RECENT_TOKENS = 32
+COPYING_MIN = 8  # proposed tokens a reply needs before it counts as copying
+SPLIT = frozenset({1, 2, 3, 4, RESYNC_BUCKET})
+COLD = 10  # bucket offset of the not-copying counterparts
 REPLIES_KEPT = 8  # recent reply lengths; a catch-up at the prefill must pay over a short one of them
 GUARD_DECAY = 0.95  # weight of a pass in the throughput guard after each further pass
 GUARD_MIN_TOKENS = 8.0  # emitted tokens (decayed) before the guard judges a drafter
@@ -107,6 +115,7 @@ class Speculator:
         self.unverified: Shadow | None = None  # the last pick's free proposal it chose not to verify
         self.proposal: tuple[int, ...] = ()  # the last pick's whole proposal, its window cut from the front
         self.offset = 0  # the last pick continues a followed proposal: its bucket positions start here
+        self.recent: deque[bool] = deque(maxlen=RECENT_TOKENS)  # this reply's last tokens: each one proposed?
         self.prefill_s_per_token = 0.0  # the target's, from the last long prefill (0 = not seen)
         self.replies: deque[int] = deque(maxlen=REPLIES_KEPT)  # recent replies' lengths in tokens
         self.calibration: dict[str, RequestCalibration] = {}  # this request's, by acceptance key
@@ -140,6 +149,8 @@ class Speculator:
                 if not d.tokens:
                     continue
                 bucket = confidence_bucket(d.confidence, d.resync, d.opening)
+                if bucket in SPLIT and sum(self.recent) * 2 < len(self.recent) + COPYING_MIN:
+                    bucket += COLD  # the reply is not copying: learn apart from the copies' estimates
                 offset = 0
                 if (following is not None and following.key == key and following.bucket in CHAINED
                         and bucket != TOP_BUCKET and following.leads(d.tokens)):
@@ -193,6 +204,7 @@ class Speculator:
         twice over: a server mixes 25-token tool calls with whole files, and the catch-up is
         paid up front. It then shows as time to first token, not as a surprise in the first pass."""
         self.calibration = {}
+        self.recent.clear()
         curve = self.curve_for(mode)
         t1 = curve.cost(1)
         for name in spec.drafters:
@@ -233,6 +245,10 @@ class Speculator:
             expected = expected_tokens(self.rates_from(key, bucket, given, n - given), n - given) - 1.0
             self.calibration.setdefault(key, RequestCalibration()).record(expected, accepted - given)
         self.acceptance.update(key, bucket, drafted, accepted, start)
+
+    def saw(self, proposed: int, unproposed: int = 0) -> None:
+        """Tokens of the reply that were (verified or shadowed) proposals, then ones that were not."""
+        self.recent.extend([True] * proposed + [False] * unproposed)
 
     def end(self, tokens: int) -> None:
         """A reply of ``tokens`` tokens was served."""

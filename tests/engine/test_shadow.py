@@ -197,3 +197,24 @@ def test_a_window_continuing_a_followed_copy_is_recorded_at_its_positions_and_fo
     assert c.reached[:10] == [0.0] * 10 and c.reached[10:14] == [1.0, 1.0, 1.0, 0.0] and c.accepted[10:13] == [1.0, 1.0, 0.0]
     cal = sp.calibration["ngram:greedy"]
     assert cal.accepted == 2 and 0 < cal.expected <= 4  # what the window was expected to add, not the copy before it
+
+
+def test_short_matches_learn_apart_in_a_reply_that_is_not_copying() -> None:
+    from engine.speculator import COLD
+
+    class Short(_Copy):
+        def propose(self, history: Sequence[int], max_len: int) -> Draft:
+            return Draft(self.tokens[:max_len], self.name, confidence=4)  # a 4-token match: bucket 2
+
+    sp = Speculator(CostCurve({1: 1.0, 2: 1.5, 4: 2.2, 8: 3.5, 16: 4.0}), {"ngram": DrafterSlot(Short(tuple(range(50))))},
+                    Acceptance())
+    spec = SpecConfig(drafters=("ngram",))
+    for _ in range(30):  # an hour of edits taught bucket 2 that its copies run on
+        sp.acceptance.update("ngram:greedy", 2, 40, 40)
+    sp.saw(30, 2)  # this reply copies: its short matches are judged by the edits' estimates
+    d, b = sp.pick([1], spec, "greedy", 40)
+    assert d is not None and b == 2 and len(d.tokens) > 8
+    sp.begin([1], spec, "greedy", 100)  # a new reply, prose: nothing proposed in its last tokens
+    sp.saw(0, 20)
+    d, b = sp.pick([1], spec, "greedy", 40)
+    assert d is None and sp.unverified is not None and sp.unverified.bucket == 2 + COLD
