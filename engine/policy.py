@@ -127,6 +127,7 @@ class CostCurve:
 
 RESYNC_BUCKET = 6  # n-gram drafts that pick a copy up again right after the output changed it
 TOP_BUCKET = 5  # the longest context matches
+REGIME_STRIDE = 10  # buckets apart by where a reply is (engine.speculator): bucket + k * REGIME_STRIDE
 OPENING_BUCKET = 7  # n-gram drafts continuing the one place the whole reply has copied so far
 OPENING_MATCH = 32  # ...until the match alone puts them in the top bucket
 
@@ -164,8 +165,8 @@ class Acceptance:
     # Before any evidence: longer context matches are likelier to continue (n-gram buckets
     # 1..5); bucket 0 is a drafter without such evidence (draft model, MTP); 6 is a resync, 7 an
     # opening copy.
-    BUCKET_PRIORS = {0: 0.6, 1: 0.3, 2: 0.45, 3: 0.65, 4: 0.85, 5: 0.95, RESYNC_BUCKET: 0.7, OPENING_BUCKET: 0.95,
-                     11: 0.3, 12: 0.45, 13: 0.65, 14: 0.85, 16: 0.7}
+    # A bucket plus a multiple of REGIME_STRIDE is the same evidence in another regime: same prior.
+    BUCKET_PRIORS = {0: 0.6, 1: 0.3, 2: 0.45, 3: 0.65, 4: 0.85, 5: 0.95, RESYNC_BUCKET: 0.7, OPENING_BUCKET: 0.95}
 
     def __init__(self, prior: float | None = None, prior_weight: float = 2.0, decay: float = 0.995) -> None:
         self.prior = prior  # None: BUCKET_PRIORS
@@ -185,7 +186,7 @@ class Acceptance:
         return hit
 
     def _rates(self, c: _Counts | None, bucket: int, n: int) -> list[float]:
-        prior = self.prior if self.prior is not None else self.BUCKET_PRIORS.get(bucket, 0.5)
+        prior = self.prior if self.prior is not None else self.BUCKET_PRIORS.get(bucket % REGIME_STRIDE, 0.5)
         if c is None:
             return [prior] * n
         w = self.prior_weight

@@ -15,6 +15,7 @@ from engine.policy import (
     FOLLOWING_STEPS,
     MAX_WINDOW,
     OPENING_BUCKET,
+    REGIME_STRIDE,
     RESYNC_BUCKET,
     TOP_BUCKET,
     Acceptance,
@@ -55,7 +56,9 @@ CHAINED = frozenset({3, 4, RESYNC_BUCKET, OPENING_BUCKET})
 RECENT_TOKENS = 32
 COPYING_MIN = 8  # proposed tokens a reply needs before it counts as copying
 SPLIT = frozenset({1, 2, 3, 4, RESYNC_BUCKET})
-COLD = 10  # bucket offset of the not-copying counterparts
+COLD = REGIME_STRIDE  # bucket offset of the not-copying counterparts
+ECHO = 2 * REGIME_STRIDE  # ...and of those continuing the reply's own earlier text (new code repeating itself)
+START_TOKENS = 16  # a reply's first tokens, in which a short match opens no window
 REPLIES_KEPT = 8  # recent reply lengths; a catch-up at the prefill must pay over a short one of them
 GUARD_DECAY = 0.95  # weight of a pass in the throughput guard after each further pass
 GUARD_MIN_TOKENS = 8.0  # emitted tokens (decayed) before the guard judges a drafter
@@ -149,8 +152,9 @@ class Speculator:
                 if not d.tokens:
                     continue
                 bucket = confidence_bucket(d.confidence, d.resync, d.opening)
-                if bucket in SPLIT and sum(self.recent) * 2 < len(self.recent) + COPYING_MIN:
-                    bucket += COLD  # the reply is not copying: learn apart from the copies' estimates
+                early = len(self.recent) < START_TOKENS
+                if bucket in SPLIT:
+                    bucket += self._regime(d)
                 offset = 0
                 if (following is not None and following.key == key and following.bucket in CHAINED
                         and bucket != TOP_BUCKET and following.leads(d.tokens)):
@@ -158,7 +162,11 @@ class Speculator:
                     # bucket, rather than a short match's bucket (a copy resumed after an edit waited
                     # for a 32-token match before its windows opened)
                     bucket, offset = following.bucket, following.position
-                k = self._window(slot, key, bucket, len(d.tokens), spec, mode, hist, offset)
+                # a reply's first tokens risk no window on a short match: which kind of reply it is
+                # (a tool call, a file, prose) is not known yet, and a failed pass there costs a
+                # short reply a tenth of its time
+                k = 0 if early and offset == 0 and bucket % REGIME_STRIDE in SPLIT else self._window(
+                    slot, key, bucket, len(d.tokens), spec, mode, hist, offset)
                 if k > 0:
                     self.proposal, self.offset = d.tokens, offset
                     return cut(d, k), bucket
@@ -245,6 +253,12 @@ class Speculator:
             expected = expected_tokens(self.rates_from(key, bucket, given, n - given), n - given) - 1.0
             self.calibration.setdefault(key, RequestCalibration()).record(expected, accepted - given)
         self.acceptance.update(key, bucket, drafted, accepted, start)
+
+    def _regime(self, d: Draft) -> int:
+        """The bucket offset for where the draft comes from and whether the reply is copying."""
+        if d.echo:
+            return ECHO
+        return COLD if sum(self.recent) * 2 < len(self.recent) + COPYING_MIN else 0
 
     def saw(self, proposed: int, unproposed: int = 0) -> None:
         """Tokens of the reply that were (verified or shadowed) proposals, then ones that were not."""
@@ -362,4 +376,4 @@ def cut(d: Draft, k: int) -> Draft:
     if len(d.tokens) <= k:
         return d
     probs = d.probs[:k] if d.probs is not None else None
-    return Draft(d.tokens[:k], d.source, probs, d.confidence, d.resync, d.opening)
+    return Draft(d.tokens[:k], d.source, probs, d.confidence, d.resync, d.opening, d.echo)

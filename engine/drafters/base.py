@@ -21,6 +21,7 @@ class Draft:
     confidence: int = 0  # drafter-specific evidence (n-gram: tokens of context matched)
     resync: bool = False  # n-gram: picked up the text it was copying again, just after a change
     opening: bool = False  # n-gram: the whole reply so far copies the text this draft continues
+    echo: bool = False  # n-gram: it continues the reply's own earlier text, not the prompt's or a file's
 
     def __len__(self) -> int:
         return len(self.tokens)

@@ -245,7 +245,8 @@ class NgramDrafter:
         said = n - self._reply_start if self._reply_start is not None else -1
         return Draft(tuple(src[pos : pos + max_len]), self.name, confidence=matched,
                      resync=resync and long_copy and matched < RESYNC_MAX_MATCH,
-                     opening=OPENING_MIN <= said <= matched)
+                     opening=OPENING_MIN <= said <= matched,
+                     echo=sid == HISTORY and self._reply_start is not None and pos > self._reply_start)
 
     def _from_index(self, hist: list[int], max_len: int) -> Draft:
         for k in self.key_lens:

@@ -147,3 +147,13 @@ def test_a_reply_that_has_only_copied_one_place_drafts_an_opening_copy() -> None
     other = list(prompt) + [900, 901] + file[:OPENING_MIN + 4]
     dr = d.propose(other, 4)
     assert dr.tokens == tuple(file[OPENING_MIN + 4 : OPENING_MIN + 8]) and not dr.opening
+
+
+def test_a_draft_from_the_replys_own_earlier_text_is_an_echo() -> None:
+    d = NgramDrafter(key_len=4)
+    prompt = [1, 2, 3] + list(range(100, 120))
+    d.take_in(prompt)
+    assert not d.propose(prompt + [100, 101, 102], 4).echo  # the prompt's text
+    reply = [500, 501, 502, 503, 504, 505, 9, 500, 501, 502]  # the reply repeats its own first tokens
+    dr = d.propose(prompt + reply, 3)
+    assert dr.tokens == (503, 504, 505) and dr.echo

@@ -218,3 +218,19 @@ def test_short_matches_learn_apart_in_a_reply_that_is_not_copying() -> None:
     sp.saw(0, 20)
     d, b = sp.pick([1], spec, "greedy", 40)
     assert d is None and sp.unverified is not None and sp.unverified.bucket == 2 + COLD
+
+
+def test_a_short_match_opens_no_window_in_the_first_tokens_of_a_reply() -> None:
+    from engine.speculator import START_TOKENS
+
+    sp = Speculator(CostCurve({1: 1.0, 2: 1.5, 4: 2.2, 8: 3.5, 16: 4.0}), {"ngram": DrafterSlot(_Copy(tuple(range(50))))},
+                    Acceptance())
+    spec = SpecConfig(drafters=("ngram",))
+    for _ in range(30):
+        sp.acceptance.update("ngram:greedy", 4, 40, 40)
+    sp.begin([1], spec, "greedy", 100)
+    sp.saw(START_TOKENS - 1)
+    assert sp.pick([1], spec, "greedy", 40)[0] is None and sp.unverified is not None  # still shadowed, learning
+    sp.saw(1)
+    d, b = sp.pick([1], spec, "greedy", 40)
+    assert d is not None and b == 4
