@@ -114,6 +114,12 @@ def _heldout3() -> tuple[Workload, ...]:
     return HELDOUT3
 
 
+def _heldout4() -> tuple[Workload, ...]:
+    from engine.lab.benchdata.heldout4 import HELDOUT4
+
+    return HELDOUT4
+
+
 SUITES: dict[str, tuple[Workload, ...]] = {
     "quick": (EDIT_PY,),
     "edits": (EDIT_PY, EDIT_TS, EDIT_GO),
@@ -125,4 +131,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout": _heldout(),  # written after tuning ended: edits and new code the engine was never tuned on
     "heldout2": _heldout2(),  # written after the sixth round's tuning (this set has never been run before it)
     "heldout3": _heldout3(),  # written after the seventh round's tuning
+    "heldout4": _heldout4(),  # written after the eighth round's tuning
 }
