@@ -70,6 +70,8 @@ class NgramDrafter:
         self._anchor_start = 0  # history length where the output began following the anchor's copy
         self._synced: Sequence[int] | None = None  # the history list last synced with (a reference)
         self._reply_start: int | None = None  # history length where this request's reply begins (take_in)
+        # ((source, position), next position to index, token pair -> positions) around the anchor
+        self._near: tuple[tuple[int, int], int, dict[tuple[int, int], list[int]]] | None = None
 
     # -- sources ---------------------------------------------------------------------------
     def add_source(self, key: str, tokens: Sequence[int]) -> None:
@@ -141,6 +143,7 @@ class NgramDrafter:
             while common < m and hist[common] == history[common]:
                 common += 1
             del hist[common:]
+            self._near = None
             n = common
         if len(history) > n:
             hist.extend(history[n:])
@@ -158,6 +161,7 @@ class NgramDrafter:
             self._anchor = self._last = None
             self._last_run = self._anchor_start = 0
             self._reply_start = None
+            self._near = None
 
     def take_in(self, history: Sequence[int]) -> None:
         """Index ``history`` now (a prompt, while the target prefills it), so that the request's
@@ -217,15 +221,28 @@ class NgramDrafter:
         # two of them to count at all, so only those are scored: this runs every pass until it resumes)
         if len(hist) < 2:
             return None
-        last, prev = hist[-1], hist[-2]
-        places = [p for p in range(max(2, pos - RESYNC_BEHIND), min(len(src), pos + RESYNC_AHEAD))
-                  if src[p - 1] == last and src[p - 2] == prev]
+        places = self._near_places(sid, pos, src).get((hist[-2], hist[-1]), ())
         scored = ((match_back(src, p, hist, RESYNC_KEY), -abs(p - pos), p) for p in places)
         matched, neg_dist, best = max(scored, key=lambda t: t[:2], default=(0, 0, -1))  # ties: the earlier place
         departed = len(hist) - h  # output tokens since the copy was left
         if matched < (2 if departed <= 8 and -neg_dist <= departed + 4 else 3):
             return None  # two common tokens after a long insertion, or far from the anchor, are no evidence
         return self._draft(sid, best, hist, max_len, resync=True)
+
+    def _near_places(self, sid: int, pos: int, src: list[int]) -> dict[tuple[int, int], list[int]]:
+        """Where each token pair ends around a departed anchor (RESYNC_BEHIND before it to
+        RESYNC_AHEAD after): the output stays departed for many passes, and scanning those
+        positions again every pass was a fifth of the overlay's host work on a GPU step."""
+        near = self._near
+        if near is None or near[0] != (sid, pos):
+            near = self._near = ((sid, pos), max(2, pos - RESYNC_BEHIND), {})
+        table = near[2]
+        top = min(len(src), pos + RESYNC_AHEAD)  # the history source grows: index what it gained
+        for p in range(near[1], top):
+            table.setdefault((src[p - 2], src[p - 1]), []).append(p)
+        if top > near[1]:
+            self._near = (near[0], top, table)
+        return table
 
     def _draft(self, sid: int, pos: int, hist: list[int], max_len: int, *, resync: bool, matched: int | None = None) -> Draft:
         """Copy src[pos:]; ``resync`` (following the anchor) counts only while the literal match is

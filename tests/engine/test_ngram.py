@@ -157,3 +157,21 @@ def test_a_draft_from_the_replys_own_earlier_text_is_an_echo() -> None:
     reply = [500, 501, 502, 503, 504, 505, 9, 500, 501, 502]  # the reply repeats its own first tokens
     dr = d.propose(prompt + reply, 3)
     assert dr.tokens == (503, 504, 505) and dr.echo
+
+
+def test_the_places_kept_around_a_departed_copy_draft_what_a_fresh_scan_would() -> None:
+    import random
+
+    rng = random.Random(7)
+    for _ in range(20):
+        kept, fresh = NgramDrafter(key_len=4), NgramDrafter(key_len=4)
+        src = [rng.randrange(12) for _ in range(150)]  # a small vocabulary: many repeated pairs
+        for d in (kept, fresh):
+            d.add_source("f", src)
+        hist = [99, 98] + src[:30]
+        for _ in range(250):  # the output copies, departs, repeats itself and resumes
+            a = kept.propose(hist, 6)
+            fresh._near = None  # no kept table: every pass scans anew
+            assert a == fresh.propose(hist, 6)
+            r = rng.random()
+            hist.append(a.tokens[0] if a.tokens and r < 0.7 else rng.randrange(14))
