@@ -109,11 +109,14 @@ class LocalEngine:
                                                                                            kv_type="f16"),
             )
         # machine profile
-        ppath = profile_path(cfg.cache_dir, cfg.model_path, self.gpu, self.ctx.threads, self.build)
+        fa_key = "auto" if self.flash_attn is None else ("on" if self.flash_attn else "off")
+        # one file per layout: a test or lab tool loading the plain layout re-measured the curve
+        # for the next `tau` and the one after it, each overwriting the other's
+        variant = f"{'repacked' if self.model.extra_buffers else 'plain'}-fa-{fa_key}"
+        ppath = profile_path(cfg.cache_dir, cfg.model_path, self.gpu, self.ctx.threads, self.build, variant)
         self.profile_file = ppath
         prof = load_profile(ppath)
         dirty = False
-        fa_key = "auto" if self.flash_attn is None else ("on" if self.flash_attn else "off")
         stale = prof.get("flash_attn", fa_key) != fa_key or prof.get("extra_buffers", self.model.extra_buffers) != self.model.extra_buffers
         if "verify_curve" not in prof or prof.get("curve_version") != CURVE_VERSION or stale:
             say("measuring the verify-cost curve (once per model and machine)", 0.7)

@@ -50,11 +50,14 @@ def model_id(model_path: str) -> str:
     return _safe(f"{p.stem}-{size}")
 
 
-def profile_path(cache_dir: str, model_path: str, gpu: bool, threads: int, build: str = "") -> Path | None:
-    """The verify curve, draft cost and bandwidth of one model at one thread count."""
+def profile_path(cache_dir: str, model_path: str, gpu: bool, threads: int, build: str = "", variant: str = "") -> Path | None:
+    """The verify curve, draft cost and bandwidth of one model at one thread count; ``variant``
+    names what else the curve was measured with (the weight layout, flash attention), so that an
+    engine loaded another way keeps its own file instead of overwriting the one ``tau`` uses."""
     if not cache_dir:
         return None
-    return Path(cache_dir) / "profiles" / f"{model_id(model_path)}-{machine_id(gpu, build)}-t{threads}.json"
+    tail = f"-{_safe(variant)}" if variant else ""
+    return Path(cache_dir) / "profiles" / f"{model_id(model_path)}-{machine_id(gpu, build)}-t{threads}{tail}.json"
 
 
 def calibration_path(cache_dir: str, model_path: str, build: str = "") -> Path | None:

@@ -81,7 +81,8 @@ def test_cpu_weights_stay_out_of_extra_buffers_unless_asked(tmp_path) -> None:
     assert backend.cpu_extra_buffers(None, gpu=True) is True
     assert backend.cpu_extra_buffers(True, gpu=False) is True
     model = str(write_tiny_model(tmp_path / "tiny.gguf", vocab=300, byte_fallback=True))
-    for choice in (None, True):
+    curves, files = [], []
+    for choice in (None, True, None):
         eng = LocalEngine.load(EngineConfig(model_path=model, n_ctx=256, gpu_layers=0, cpu_extra_buffers=choice,
                                             cache_dir=str(tmp_path)))
         try:
@@ -90,8 +91,12 @@ def test_cpu_weights_stay_out_of_extra_buffers_unless_asked(tmp_path) -> None:
             assert eng.profile["extra_buffers"] is (choice is True)
             rows = eng.call(lambda eng=eng: eng.ctx.decode([5, 6, 7, 8], 0, all_logits=True))
             assert rows.shape[0] == 4
+            curves.append(eng.profile["verify_curve"])
+            files.append(eng.profile_file)
         finally:
             eng.close()
+    # each layout keeps its own profile: loading the other one in between re-measured nothing
+    assert files[0] == files[2] != files[1] and curves[0] == curves[2]
 
 
 def test_each_sampling_mode_refines_its_own_copy_of_the_measured_curve(tiny_engine) -> None:
