@@ -111,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, w in res["workloads"].items():
         print(f"| {name} | {w['speedup']:.3f}x | {w['ceiling']:.3f}x | {w['tau']:.2f} |")
     for key, v in res["summary"].items():
-        print(f"{key}: {v}x")
+        if v is not None:  # a recording without edits has no edit mean
+            print(f"{key}: {v}x")
     return 0
 
 
