@@ -45,7 +45,7 @@ def verify(rows: np.ndarray, draft: Sequence[int], sampler: Sampler, history: Se
     for i, d in enumerate(draft):
         x = sampler.argmax(rows[i], recent) if greedy else sampler.sample(rows[i], recent)
         if x != d:
-            tie = greedy and top2_gap(sampler.penalized(rows[i], recent)) < NEAR_TIE_LOGIT_GAP
+            tie = greedy and near_tie(sampler.penalized(rows[i], recent), x)
             return Verdict(i, x, tie)
         if recent:
             recent.append(d)
@@ -72,6 +72,13 @@ def verify_stochastic(rows: np.ndarray, draft: Sequence[int], q: np.ndarray, sam
         if recent:
             recent.append(d)
     return Verdict(len(draft), sampler.sample(rows[len(draft)], recent))
+
+
+def near_tie(logits: np.ndarray, top: int) -> bool:
+    """Whether another logit lies within NEAR_TIE_LOGIT_GAP of the argmax ``top``: one comparison
+    over the row, where a partition for the top two costs about 1.2 ms on a 152k vocabulary,
+    paid on every rejected greedy pass (a GPU step is about 2 ms)."""
+    return int(np.count_nonzero(logits > logits[top] - np.float32(NEAR_TIE_LOGIT_GAP))) > 1
 
 
 def top2_gap(logits: np.ndarray) -> float:

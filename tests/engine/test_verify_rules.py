@@ -6,7 +6,7 @@ import numpy as np
 
 from engine.sampling import Sampler
 from engine.types import SamplingParams
-from engine.verify import NEAR_TIE_LOGIT_GAP, verify
+from engine.verify import NEAR_TIE_LOGIT_GAP, near_tie, top2_gap, verify
 
 
 def rows_for(dists: list[list[float]]) -> np.ndarray:
@@ -30,6 +30,20 @@ def test_greedy_flags_near_ties() -> None:
     assert v.accepted == 0 and v.near_tie
     rows[0, 1] = 4.0
     assert not verify(rows, [0], Sampler(SamplingParams()), []).near_tie
+
+
+def test_the_near_tie_check_agrees_with_the_top_two_gap_on_random_rows() -> None:
+    rng = np.random.default_rng(5)
+    seen = set()
+    for _ in range(400):
+        row = (rng.normal(size=300) * rng.choice([0.05, 0.3, 2.0])).astype(np.float32)
+        if rng.random() < 0.2:
+            row[rng.integers(300)] = row.max()  # an exact tie
+        top = int(np.argmax(row))
+        expect = top2_gap(row) < NEAR_TIE_LOGIT_GAP
+        seen.add(expect)
+        assert near_tie(row, top) == expect
+    assert seen == {True, False}
 
 
 def _first_token_freq(draft: list[int], q: np.ndarray | None, p_rows: np.ndarray, n: int, seed: int) -> np.ndarray:

@@ -6,6 +6,7 @@
 #   lease.sh chunk FILE                   add one model chunk (t.NN: target, d.NN: drafter)
 #   lease.sh bench SUITE CONFIGS ROUNDS OUT.json [peer] [nodraft] [paired]
 #                                         wait for the build, join and check the models, run real_bench
+#   lease.sh shapes [ARGS]                pass cost by rows, CUDA graphs on and off (engine.lab.gpu.pass_shapes)
 set -uo pipefail
 L=/tmp/lease
 REPO=$PWD
@@ -19,6 +20,13 @@ setup)
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv ;;
 chunk)
   cp "$2" $L/m/ && ls $L/m | wc -l && tail -1 $L/build.log ;;
+shapes)
+  while [ ! -f $L/build.rc ]; do sleep 2; done
+  grep -q rc=0 $L/build.rc || { tail -40 $L/build.log; exit 1; }
+  [ -f $L/t.gguf ] || cat $L/m/t.* > $L/t.gguf
+  export LLAMA_CPP_LIB_PATH=$L/llama_cpp_python-0.3.36/vendor/llama.cpp/build/bin PYTHONPATH=$L/llama_cpp_python-0.3.36:$L/site:$REPO
+  shift; echo graphs; python3 -m engine.lab.gpu.pass_shapes $L/t.gguf "$@" 2>/dev/null
+  echo no-graphs; GGML_CUDA_DISABLE_GRAPHS=1 python3 -m engine.lab.gpu.pass_shapes $L/t.gguf "$@" 2>/dev/null ;;
 bench)
   while [ ! -f $L/build.rc ]; do sleep 2; done
   cat $L/build.rc; grep -q rc=0 $L/build.rc || { tail -40 $L/build.log; exit 1; }

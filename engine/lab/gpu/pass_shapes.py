@@ -1,0 +1,67 @@
+"""What a pass costs by its number of rows, alone and interleaved with one-row steps.
+
+    python -m engine.lab.gpu.pass_shapes TARGET.gguf [--ctx 1024] [--reps 30]
+
+CUDA graphs replay a pass only while the graph's shapes stay the same; a verify pass between
+one-row steps changes them twice. ``steady`` repeats one width, ``after-step`` is a width run
+right after a one-row step, and ``step-after`` the one-row step right after it. Prints JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+
+from engine import backend  # llama_cpp before numpy
+
+
+def _timed(ctx, toks: list[int], pos: int) -> float:
+    t = time.perf_counter()
+    rows = ctx.decode(toks, pos, all_logits=True)
+    assert rows is not None
+    int(rows[-1].argmax())  # the logits read back, as a verify pass reads them
+    dt = time.perf_counter() - t
+    ctx.truncate(pos)
+    return dt
+
+
+def measure(path: str, n_ctx: int, reps: int, widths: list[int]) -> dict:
+    model = backend.Model(path)
+    ctx = backend.Context(model, n_ctx=4096, n_batch=512)
+    prompt = [(i * 7919) % 20000 + 100 for i in range(n_ctx)]
+    ctx.decode(prompt, 0, all_logits=False)
+    pos = len(prompt)
+    out: dict[str, dict[int, float]] = {"steady": {}, "after-step": {}, "step-after": {}}
+    for n in widths:
+        toks = [(pos + i) % 20000 + 100 for i in range(n)]
+        xs = [_timed(ctx, toks, pos) for _ in range(reps + 5)][5:]
+        out["steady"][n] = statistics.median(xs) * 1e3
+        a, b = [], []
+        for _ in range(reps):
+            _timed(ctx, toks[:1], pos)
+            a.append(_timed(ctx, toks, pos))
+            b.append(_timed(ctx, toks[:1], pos))
+        out["after-step"][n] = statistics.median(a) * 1e3
+        out["step-after"][n] = statistics.median(b) * 1e3
+    ctx.close()
+    model.close()
+    return {k: {w: round(v, 3) for w, v in d.items()} for k, d in out.items()}
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model")
+    ap.add_argument("--ctx", type=int, default=1024, help="tokens in the cache before the passes")
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--widths", default="1,2,3,4,6,8,12,16,24,32,48,64")
+    a = ap.parse_args(argv)
+    res = measure(a.model, a.ctx, a.reps, [int(w) for w in a.widths.split(",")])
+    print(json.dumps(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
