@@ -189,6 +189,11 @@ def context_params(n_ctx: int, n_batch: int, threads: int):
     return p
 
 
+# Verify passes on a GPU are padded up to these rows: consecutive passes keep one shape, so
+# CUDA replays the captured graph (engine.lab.gpu.pass_shapes; figures in engine/lab/gpu/README.md).
+GPU_PASS_WIDTHS = (16, 64)
+
+
 class Context:
     """One llama context (KV cache) on a model, with a reusable batch.
 
@@ -232,6 +237,9 @@ class Context:
         self.batch = llama_cpp.llama_batch_init(n_batch, 0, 1)
         self.n_vocab = model.n_vocab
         self._state_buf: ctypes.Array | None = None  # copy_seq_to's buffer
+        # widths a multi-row pass is padded up to: CUDA replays a captured graph only while a
+        # pass keeps the shape of the one before it (engine.lab.gpu.pass_shapes); () = no padding
+        self.pass_widths: tuple[int, ...] = ()
 
     def close(self) -> None:
         if self.ptr:
@@ -244,6 +252,14 @@ class Context:
             raise BackendError(f"thread count must be at least 1, not {threads}")
         llama_cpp.llama_set_n_threads(self.ptr, threads, threads)
         self.threads = threads
+
+    def padded(self, n: int) -> int:
+        """The rows a pass of ``n`` rows with logits on every row evaluates (``pass_widths``)."""
+        if n > 1:
+            for w in self.pass_widths:
+                if n <= w:
+                    return w
+        return n
 
     def decode(self, tokens: Sequence[int], pos0: int, *, all_logits: bool) -> np.ndarray | None:
         """Evaluate ``tokens`` at positions pos0.. and return logits.
@@ -258,6 +274,17 @@ class Context:
             return None
         if pos0 + n > self.n_ctx:
             raise BackendError(f"context full: {pos0 + n} tokens exceed the context of {self.n_ctx}")
+        w = self.padded(n) if all_logits else n
+        if w > n and pos0 + w <= self.n_ctx and w <= self.n_batch:
+            # causal attention: the rows before the padding are what an unpadded pass gives
+            rows = self._decode([*tokens, *([tokens[-1]] * (w - n))], pos0, all_logits=True)
+            self.truncate(pos0 + n)
+            assert rows is not None
+            return rows[:n]
+        return self._decode(tokens, pos0, all_logits=all_logits)
+
+    def _decode(self, tokens: Sequence[int], pos0: int, *, all_logits: bool) -> np.ndarray | None:
+        n = len(tokens)
         out: list[np.ndarray] = []
         b = self.batch
         for start in range(0, n, self.n_batch):

@@ -91,6 +91,11 @@ class Target:
         self.kv.extend(tokens)
         return rows
 
+    def width(self, n: int) -> int:
+        """The rows an ``n``-row verify pass evaluates on the live context (padded, on a GPU)."""
+        padded = getattr(self._live(), "padded", None)
+        return int(padded(n)) if padded is not None else n
+
     def rollback(self, n_keep: int) -> None:
         if n_keep < len(self.kv):
             self._live().truncate(n_keep)
@@ -282,7 +287,8 @@ def run(
             finish = "length"
             break
         t_pick = clock()  # a model drafter's proposal (and catch-up) counts in its throughput guard
-        draft, bucket = speculator.pick(hist, spec, mode, min(room, request.max_tokens - len(out)), shadow)
+        limit = min(room, request.max_tokens - len(out))
+        draft, bucket = speculator.pick(hist, spec, mode, limit, shadow)
         offset = speculator.offset  # a window continuing the followed proposal: its bucket positions start here
         if draft is not None and shadow is not None:
             shadow.settle(speculator)
@@ -291,6 +297,11 @@ def run(
             shadow = speculator.unverified
         toks = list(draft.tokens) if draft is not None else []
         k = len(toks)
+        whole = speculator.proposal
+        if k and len(whole) > k:  # rows a padded pass evaluates anyway verify more of the proposal
+            more = min(target.width(k + 1) - 1, len(whole), limit, spec.max_window)
+            if more > k:
+                toks, k = list(whole[:more]), more
         t0 = clock()  # the pass is timed from here through verification (host work included)
         st.draft_s += t0 - t_pick
         rows = target.eval([hist[-1]] + toks, all_logits=k > 0)
@@ -309,7 +320,6 @@ def run(
             # a window accepted whole: its bonus token is the target's verdict on the proposal's next
             # token as a wider pass would have given it (argmax, or a sample from the same p), so that
             # position learns for free and a window the estimates hold short can grow
-            whole = speculator.proposal
             past = whole[k] if verdict.accepted == k and len(whole) > k else None
             hit = past is not None and verdict.token == past
             key = f"{draft.source}:{mode}"

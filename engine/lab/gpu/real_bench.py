@@ -1,7 +1,7 @@
 """``tau bench`` on any GGUF pair through the engine alone, for a GPU machine that has
 llama-cpp-python and numpy but not the app's dependencies (no package index there).
 
-    python -m engine.lab.gpu.real_bench TARGET.gguf DRAFT.gguf|none SUITE CONFIGS ROUNDS OUT.json [LLAMA_SERVER] [--paired]
+    python -m engine.lab.gpu.real_bench TARGET.gguf DRAFT.gguf|none SUITE CONFIGS ROUNDS OUT.json [LLAMA_SERVER] [--paired] [--widths 16,64]
 
 Prints the same tables as ``tau bench`` (with ``--peer-server`` when LLAMA_SERVER, a llama-server
 binary built from the same llama.cpp tree, is given) and writes the same JSON (cache and
@@ -27,16 +27,22 @@ from engine.local import LocalEngine
 def main(argv: list[str]) -> int:
     paired = "--paired" in argv
     argv = [a for a in argv if a != "--paired"]
+    widths = None  # the engine's default; "0" = unpadded passes
+    if "--widths" in argv:
+        i = argv.index("--widths")
+        widths = tuple(int(w) for w in argv[i + 1].split(",") if int(w) > 0)
+        del argv[i:i + 2]
     if len(argv) not in (6, 7):
         print(__doc__, file=sys.stderr)
         return 2
     target, draft, suite, configs, rounds, out = argv[:6]
     peer = Path(argv[6]) if len(argv) == 7 else None
     cfg = EngineConfig(model_path=target, draft_model_path=None if draft == "none" else draft,
-                       cache_dir="/tmp/tau-cache", log_path="/tmp/tau-cache/llama.log", gpu_layers=-1, n_ctx=8192)
+                       cache_dir="/tmp/tau-cache", log_path="/tmp/tau-cache/llama.log", gpu_layers=-1, n_ctx=8192,
+                       pass_widths=widths)
     t0 = time.time()
     eng = LocalEngine(cfg, progress=lambda m, f: print("..", m, flush=True))
-    print(f"loaded in {time.time() - t0:.1f} s; {eng.info.backend}", flush=True)
+    print(f"loaded in {time.time() - t0:.1f} s; {eng.info.backend}; passes padded to {eng.ctx.pass_widths}", flush=True)
     modes = ("greedy", "sampled")
     try:
         res = run_bench(eng, suite, modes, tuple(configs.split(",")),
@@ -46,6 +52,7 @@ def main(argv: list[str]) -> int:
                                      progress=lambda m, f: print("..", m, flush=True), log_dir=Path(out).parent)
             res = attach_peers(res, peers)
         data = results_json(eng, suite, int(rounds), res)
+        data["pass_widths"] = list(eng.ctx.pass_widths)
     finally:
         eng.close()
     with open(out, "w") as f:
