@@ -20,7 +20,6 @@ import time
 
 from engine import backend  # llama_cpp before numpy
 
-
 VARYING = (5, 9, 13, 7, 11, 15, 3, 16, 10)
 
 
