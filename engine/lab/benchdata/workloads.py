@@ -120,6 +120,12 @@ def _heldout4() -> tuple[Workload, ...]:
     return HELDOUT4
 
 
+def _heldout5() -> tuple[Workload, ...]:
+    from engine.lab.benchdata.heldout5 import HELDOUT5
+
+    return HELDOUT5
+
+
 SUITES: dict[str, tuple[Workload, ...]] = {
     "quick": (EDIT_PY,),
     "edits": (EDIT_PY, EDIT_TS, EDIT_GO),
@@ -132,4 +138,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout2": _heldout2(),  # written after the sixth round's tuning (this set has never been run before it)
     "heldout3": _heldout3(),  # written after the seventh round's tuning
     "heldout4": _heldout4(),  # written after the eighth round's tuning
+    "heldout5": _heldout5(),  # written after the ninth round (padded GPU passes)
 }
