@@ -189,11 +189,6 @@ def context_params(n_ctx: int, n_batch: int, threads: int):
     return p
 
 
-# Verify passes on a GPU are padded up to these rows: consecutive passes keep one shape, so
-# CUDA replays the captured graph (engine.lab.gpu.pass_shapes; figures in engine/lab/gpu/README.md).
-GPU_PASS_WIDTHS = (16, 64)
-
-
 class Context:
     """One llama context (KV cache) on a model, with a reusable batch.
 
@@ -237,9 +232,8 @@ class Context:
         self.batch = llama_cpp.llama_batch_init(n_batch, 0, 1)
         self.n_vocab = model.n_vocab
         self._state_buf: ctypes.Array | None = None  # copy_seq_to's buffer
-        # widths a multi-row pass is padded up to: CUDA replays a captured graph only while a
-        # pass keeps the shape of the one before it (engine.lab.gpu.pass_shapes); () = no padding
-        self.pass_widths: tuple[int, ...] = ()
+        # pad_table[n]: the rows an n-row verify pass evaluates (engine.widths); () = no padding
+        self.pad_table: tuple[int, ...] = ()
 
     def close(self) -> None:
         if self.ptr:
@@ -254,12 +248,8 @@ class Context:
         self.threads = threads
 
     def padded(self, n: int) -> int:
-        """The rows a pass of ``n`` rows with logits on every row evaluates (``pass_widths``)."""
-        if n > 1:
-            for w in self.pass_widths:
-                if n <= w:
-                    return w
-        return n
+        """The rows a pass of ``n`` rows with logits on every row evaluates (``pad_table``)."""
+        return self.pad_table[n] if n < len(self.pad_table) else n
 
     def decode(self, tokens: Sequence[int], pos0: int, *, all_logits: bool) -> np.ndarray | None:
         """Evaluate ``tokens`` at positions pos0.. and return logits.

@@ -86,7 +86,7 @@ class Target:
 
     def eval(self, tokens: Sequence[int], *, all_logits: bool) -> np.ndarray | None:
         if self.wide is not None and (all_logits or len(tokens) == 1):  # verify passes and plain steps; a prompt stays put
-            self._place(len(tokens))
+            self._place(self.width(len(tokens)) if all_logits else 1)
         rows = self._live().decode(tokens, len(self.kv), all_logits=all_logits)
         self.kv.extend(tokens)
         return rows

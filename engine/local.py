@@ -36,6 +36,7 @@ from engine.speculator import DrafterSlot, Speculator
 from engine.tuned import apply_tuned, tuned_settings, tuned_spec
 from engine.types import CancelToken, DoneEvent, EngineEvent, GenerateRequest, GenStats, ModelInfo, TokenEvent
 from engine.verify import top2_gap
+from engine.widths import GPU_PASS_WIDTHS, fixed_widths
 from engine.worker import OwnerThread
 
 Progress = Callable[[str, float], None]
@@ -94,9 +95,9 @@ class LocalEngine:
             except backend.BackendError as e:  # e.g. no MTP graph for this arch in llama.cpp
                 self.mtp_note = str(e)
         self.ctx = ctx if ctx is not None else backend.Context(self.model, **ctx_kw)
+        fixed = cfg.pass_widths if cfg.pass_widths is not None else GPU_PASS_WIDTHS if self.gpu else ()
         if ctx is None:  # the MTP context keeps its rows' hidden states: no padding rows there
-            self.ctx.pass_widths = tuple(sorted(cfg.pass_widths if cfg.pass_widths is not None
-                                                else backend.GPU_PASS_WIDTHS if self.gpu else ()))
+            self.ctx.pad_table = fixed_widths(fixed)  # the curve is measured through them
         self.side_model: backend.Model | None = None
         self.side_ctx: backend.Context | None = None
         self.target = Target(self.ctx, self._side_prefill(cfg, ctx_kw, mtp=ctx is not None))
@@ -116,8 +117,8 @@ class LocalEngine:
         # one file per layout: a test or lab tool loading the plain layout re-measured the curve
         # for the next `tau` and the one after it, each overwriting the other's
         variant = f"{'repacked' if self.model.extra_buffers else 'plain'}-fa-{fa_key}"
-        if self.ctx.pass_widths:  # a padded pass costs what its width does: its own curve
-            variant += "-rows" + "-".join(map(str, self.ctx.pass_widths))
+        if self.ctx.pad_table:  # a padded pass costs what its width does: its own curve
+            variant += "-rows" + "-".join(map(str, sorted(fixed)))
         ppath = profile_path(cfg.cache_dir, cfg.model_path, self.gpu, self.ctx.threads, self.build, variant)
         self.profile_file = ppath
         prof = load_profile(ppath)

@@ -18,6 +18,8 @@ import math
 import sys
 from pathlib import Path
 
+from engine.widths import fixed_widths, padded_curve
+
 
 def record(suites: list[str], out: Path, model: str) -> None:
     from engine.config import EngineConfig
@@ -48,20 +50,22 @@ def record(suites: list[str], out: Path, model: str) -> None:
     out.write_text(json.dumps({"verify_curve": curve, "workloads": rows}), encoding="utf-8")
 
 
-def replay(path: Path, curve_from: Path | None = None) -> dict:
-    """``curve_from``: a JSON file whose ``verify_curve`` replaces the recording's (another machine's)."""
+def replay(path: Path, curve_from: Path | None = None, pad: str = "") -> dict:
+    """``curve_from``: a JSON file whose ``verify_curve`` replaces the recording's (another machine's);
+    ``pad``: verify passes padded up to these widths ("16,64": a GPU's), as engine.widths pads them."""
     from engine.lab.simulate import ceiling, simulate
 
     data = json.loads(path.read_text(encoding="utf-8"))
     points = json.loads(curve_from.read_text(encoding="utf-8"))["verify_curve"] if curve_from else data["verify_curve"]
     curve = {int(k): float(v) for k, v in points.items()}
+    table = fixed_widths(tuple(int(w) for w in pad.split(","))) if pad else ()
     out: dict[str, dict] = {}
     for name, wl in data["workloads"].items():
         if wl["kind"] == "long":
-            out.update(_served(name, wl["turns"], curve))
+            out.update(_served(name, wl["turns"], curve, table))
             continue
-        s = simulate(wl["prompt"], wl["output"], curve)
-        plain, best = ceiling(wl["prompt"], wl["output"], curve)
+        s = simulate(wl["prompt"], wl["output"], curve, pad_table=table)
+        plain, best = ceiling(wl["prompt"], wl["output"], padded_curve(curve, table))
         out[name] = {"kind": wl["kind"], "speedup": round(s.speedup, 3), "tau": round(s.tau, 2),
                      "ceiling": round(plain / best, 3) if best else 1.0}
     edits = [r["speedup"] for r in out.values() if r["kind"] == "edit"]
@@ -72,13 +76,13 @@ def replay(path: Path, curve_from: Path | None = None) -> dict:
     return {"workloads": out, "summary": summary}
 
 
-def _served(name: str, turns: list[dict], curve: dict[int, float]) -> dict[str, dict]:
+def _served(name: str, turns: list[dict], curve: dict[int, float], table: tuple[int, ...] = ()) -> dict[str, dict]:
     """A long run's requests in a row through one engine's speculation state: the whole run's
     speedup and each request's (the bar: none below plain). Greedy only: on a recorded output the
     sampled loop takes the same passes (the oracle puts all p on the recorded token)."""
     from engine.lab.simulate import simulate_served
 
-    res = simulate_served([(t["prompt"], t["output"], "greedy") for t in turns], curve)
+    res = simulate_served([(t["prompt"], t["output"], "greedy") for t in turns], curve, pad_table=table)
     plain, spec = sum(r.plain_s for r in res), sum(r.spec_s for r in res)
     out = {f"{name}/greedy": {"kind": "long", "speedup": round(plain / spec, 3) if spec else 1.0,
                               "tau": round(sum(r.tau for r in res) / len(res), 2) if res else 1.0, "ceiling": 0.0,
@@ -97,13 +101,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("outputs")
     p.add_argument("--json", action="store_true")
     p.add_argument("--curve", default="", help="a JSON file with another machine's verify_curve (a bench result)")
+    p.add_argument("--pad", default="", help="verify passes padded up to these widths, such as 16,64 (a GPU's)")
     args = ap.parse_args(argv)
     if args.cmd == "record":
         from engine.modelpack import default_target_path
 
         record(args.suites.split(","), Path(args.out), args.model or str(default_target_path()))
         return 0
-    res = replay(Path(args.outputs), Path(args.curve) if args.curve else None)
+    res = replay(Path(args.outputs), Path(args.curve) if args.curve else None, args.pad)
     if args.json:
         print(json.dumps(res, indent=2))
         return 0

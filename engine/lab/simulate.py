@@ -27,6 +27,7 @@ from engine.policy import CostCurve
 from engine.spec import DEFAULT_MAX_WINDOW, SpecConfig
 from engine.speculator import DrafterSlot, Speculator
 from engine.types import GenerateRequest, SamplingParams
+from engine.widths import padded_curve, rows_for
 
 ONE_HOT_LOGIT = 30.0  # the recorded token's logit (every other token: 0), so p(token) ~ 1
 
@@ -51,11 +52,15 @@ class OracleContext:
         self.n_vocab, self.curve, self.clock = n_vocab, curve, clock
         self.n_ctx = len(prompt) + len(output) + 64
         self.prefill_s_per_token = prefill_s_per_token  # the prompt's cost (0: not what is compared)
+        self.pad_table: tuple[int, ...] = ()  # as backend.Context's: a verify pass is charged its padded rows
+
+    def padded(self, n: int) -> int:
+        return rows_for(n, self.pad_table)
 
     def decode(self, tokens: Sequence[int], pos: int, *, all_logits: bool) -> np.ndarray:
         n = len(tokens)
         if pos + n > len(self.prompt):  # decode passes
-            self.clock.now += self.curve.cost(n)
+            self.clock.now += self.curve.cost(self.padded(n) if all_logits else n)
         else:
             self.clock.now += n * self.prefill_s_per_token
         first = 0 if all_logits else n - 1
@@ -101,18 +106,21 @@ def simulate(
     mode: str = "greedy",
     n_vocab: int | None = None,
     speculator: Speculator | None = None,
+    pad_table: tuple[int, ...] = (),
 ) -> SimResult:
     """The shipped loop and policy against ``output``: fresh acceptance, as a bench run, unless
-    ``speculator`` carries what earlier requests taught it (a long-running engine)."""
+    ``speculator`` carries what earlier requests taught it (a long-running engine). ``pad_table``:
+    verify passes padded as engine.widths pads them (the policy then sees the padded curve)."""
     if not output:
         raise ValueError("nothing to replay")
     clock = VirtualClock()
     vocab = n_vocab or max(list(prompt) + list(output)) + 1
     ctx = OracleContext(prompt, output, vocab, CostCurve(dict(curve_points)), clock)
+    ctx.pad_table = pad_table
     if speculator is None:
         d = drafter()
         # the policy's own curve (refined online, as in a run) apart from the one passes are charged by
-        speculator = Speculator(CostCurve(dict(curve_points)), {d.name: DrafterSlot(d, lookup=True)})
+        speculator = Speculator(CostCurve(padded_curve(curve_points, pad_table)), {d.name: DrafterSlot(d, lookup=True)})
     spec = spec or SpecConfig(drafters=tuple(speculator.slots))
     sampling = SamplingParams(temperature=0.0) if mode == "greedy" else SamplingParams(temperature=0.6, top_p=0.95, seed=1)
     req = GenerateRequest(tuple(prompt), max_tokens=len(output), sampling=sampling)
@@ -126,12 +134,13 @@ def simulate(
 
 
 def simulate_served(requests: Sequence[tuple[Sequence[int], Sequence[int], str]], curve_points: dict[int, float], *,
-                    spec: SpecConfig | None = None) -> list[SimResult]:
+                    spec: SpecConfig | None = None, pad_table: tuple[int, ...] = ()) -> list[SimResult]:
     """(prompt, output, mode) requests in a row through one speculator and overlay, as one
     engine serves them: each request's speedup over plain after what the ones before taught it."""
     d = NgramDrafter()
-    speculator = Speculator(CostCurve(dict(curve_points)), {d.name: DrafterSlot(d, lookup=True)})
-    return [simulate(p, o, curve_points, spec=spec, mode=m, speculator=speculator) for p, o, m in requests if o]
+    speculator = Speculator(CostCurve(padded_curve(curve_points, pad_table)), {d.name: DrafterSlot(d, lookup=True)})
+    return [simulate(p, o, curve_points, spec=spec, mode=m, speculator=speculator, pad_table=pad_table)
+            for p, o, m in requests if o]
 
 
 def matches(prompt: Sequence[int], output: Sequence[int], drafter: Drafter, max_len: int) -> list[int]:

@@ -18,6 +18,7 @@ from engine.policy import CostCurve
 from engine.spec import SpecConfig
 from engine.speculator import DrafterSlot, Speculator
 from engine.types import GenerateRequest, SamplingParams
+from engine.widths import fixed_widths, padded_curve, rows_for
 
 PROMPT = [1, 5, 7, 4, 9, 10, 3, 8]  # the tiny vocabulary has 12 tokens
 
@@ -36,19 +37,19 @@ def test_a_padded_pass_returns_the_unpadded_rows_and_keeps_only_its_tokens(tiny)
     assert [ctx.padded(n) for n in (1, 2, 8, 9)] == [1, 2, 8, 9]  # no widths: nothing padded
     want = []
     for widths in ((), (8,)):
-        ctx.pass_widths = widths
+        ctx.pad_table = fixed_widths(widths)
         ctx.truncate(0)
         ctx.decode(PROMPT, 0, all_logits=False)
         rows = np.array(ctx.decode([11, 6, 2], len(PROMPT), all_logits=True))
         nxt = np.array(ctx.decode([6], len(PROMPT) + 3, all_logits=False))  # the padding left no KV behind
         want.append((rows, nxt))
-    ctx.pass_widths = ()
+    ctx.pad_table = ()
     (rows0, next0), (rows1, next1) = want
     assert rows1.shape == rows0.shape == (3, rows0.shape[1])
     assert np.allclose(rows1, rows0, atol=1e-3) and np.allclose(next1, next0, atol=1e-3)
-    ctx.pass_widths = (8, 32)
+    ctx.pad_table = fixed_widths((8, 32))
     assert [ctx.padded(n) for n in (1, 2, 8, 9, 32, 33)] == [1, 8, 8, 32, 32, 33]
-    ctx.pass_widths = ()
+    ctx.pad_table = ()
 
 
 class Cycling:
@@ -65,13 +66,13 @@ class Cycling:
 
 
 def _generate(ctx, model, widths: tuple[int, ...], drafting: bool):
-    ctx.pass_widths = widths
+    ctx.pad_table = fixed_widths(widths)
     ctx.truncate(0)
     slots = {"cycle": DrafterSlot(Cycling(), lookup=True)} if drafting else {}
     spec = SpecConfig(drafters=("cycle",) if drafting else (), adaptive=False, fixed_window=2, max_window=16)
     req = GenerateRequest(tuple(PROMPT), max_tokens=24, sampling=SamplingParams(temperature=0.0))
     done = run(Target(ctx), model, PROMPT, req, spec, Speculator(CostCurve({1: 1.0, 16: 1.0}), slots), lambda _e: None)
-    ctx.pass_widths = ()
+    ctx.pad_table = ()
     return done
 
 
@@ -86,3 +87,11 @@ def test_the_rows_a_padded_pass_evaluates_anyway_verify_more_of_the_proposal(tin
     rows = padded.stats.pass_rows
     assert max(rows) == 8 and rows[8] > sum(v for k, v in rows.items() if 1 < k < 8)  # narrower only near the end
     assert sum(padded.stats.drafted.values()) > sum(short.stats.drafted.values())
+
+
+
+def test_fixed_widths_pad_up_to_the_narrowest_that_holds_a_pass_and_the_curve_follows() -> None:
+    table = fixed_widths((16, 64))
+    assert [rows_for(n, table) for n in (1, 2, 15, 16, 17, 64, 65)] == [1, 16, 16, 16, 64, 64, 65]
+    points = {1: 1.0, 2: 3.0, 16: 4.0, 32: 5.0, 64: 7.0}
+    assert padded_curve(points, table) == {1: 1.0, 2: 4.0, 16: 4.0, 32: 7.0, 64: 7.0}

@@ -19,6 +19,7 @@ import sys
 import time
 
 from engine import backend  # llama_cpp before numpy
+from engine.widths import fixed_widths
 
 VARYING = (5, 9, 13, 7, 11, 15, 3, 16, 10)
 
@@ -54,10 +55,10 @@ def measure(path: str, n_ctx: int, reps: int, widths: list[int]) -> dict:
         xs = [_timed(ctx, toks, pos, all_logits=False) for _ in range(reps + 5)][5:]
         out["last-row"][n] = statistics.median(xs) * 1e3
     for pad in (0, 16):
-        ctx.pass_widths = (pad,) if pad else ()
+        ctx.pad_table = fixed_widths((pad,) if pad else ())
         xs = [_timed(ctx, [(pos + i) % 20000 + 100 for i in range(w)], pos) for _ in range(reps // 3 + 2) for w in VARYING]
         out["varying"][pad] = statistics.median(xs[len(VARYING):]) * 1e3
-    ctx.pass_widths = ()
+    ctx.pad_table = ()
     ctx.close()
     model.close()
     return {k: {w: round(v, 3) for w, v in d.items()} for k, d in out.items()}

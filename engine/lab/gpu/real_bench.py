@@ -42,7 +42,7 @@ def main(argv: list[str]) -> int:
                        pass_widths=widths)
     t0 = time.time()
     eng = LocalEngine(cfg, progress=lambda m, f: print("..", m, flush=True))
-    print(f"loaded in {time.time() - t0:.1f} s; {eng.info.backend}; passes padded to {eng.ctx.pass_widths}", flush=True)
+    print(f"loaded in {time.time() - t0:.1f} s; {eng.info.backend}; pass rows {eng.ctx.pad_table}", flush=True)
     modes = ("greedy", "sampled")
     try:
         res = run_bench(eng, suite, modes, tuple(configs.split(",")),
@@ -52,7 +52,7 @@ def main(argv: list[str]) -> int:
                                      progress=lambda m, f: print("..", m, flush=True), log_dir=Path(out).parent)
             res = attach_peers(res, peers)
         data = results_json(eng, suite, int(rounds), res)
-        data["pass_widths"] = list(eng.ctx.pass_widths)
+        data["pad_table"] = list(eng.ctx.pad_table)
     finally:
         eng.close()
     with open(out, "w") as f:
