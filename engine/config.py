@@ -26,7 +26,8 @@ class EngineConfig:
     calibrate: bool = False  # measure weight layout, threads and flash attention left on auto (needs cache_dir)
     side_prefill: bool | None = None  # long prompt additions on the other CPU layout: None = where calibrated faster
     side_verify: bool | None = None  # wide verify passes there too (needs the side context): None = where measured cheaper
-    pass_widths: tuple[int, ...] | None = None  # verify passes padded up to these rows: None = engine.widths.GPU_PASS_WIDTHS on a GPU, none on a CPU
+    # verify passes padded up to these rows: None = engine.widths.GPU_PASS_WIDTHS on a GPU, none on a CPU
+    pass_widths: tuple[int, ...] | None = None
 
 
 def resolve_flash_attn(flash_attn: bool | None, *, gpu: bool, kv_type: str) -> bool | None:
