@@ -12,6 +12,18 @@ def tiny_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_tiny_model(tmp_path_factory.mktemp("tiny") / "tiny.gguf")
 
 
+@pytest.fixture(scope="module")
+def tiny(tiny_gguf: Path):
+    """The tiny model and one context on it (CPU, one thread); tests clear the cache themselves."""
+    from engine import backend
+
+    model = backend.Model(str(tiny_gguf), gpu_layers=0)
+    ctx = backend.Context(model, n_ctx=256, n_batch=64, threads=1)
+    yield model, ctx
+    ctx.close()
+    model.close()
+
+
 @pytest.fixture
 def tiny_engine(tmp_path: Path):
     """A LocalEngine on a tiny byte-fallback model (any text tokenizes), drafting with itself."""

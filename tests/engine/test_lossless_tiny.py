@@ -16,13 +16,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from engine import backend
 from engine.decoder import Target, run
 from engine.drafters.base import Draft
 from engine.policy import CostCurve
@@ -76,15 +74,6 @@ class RandomQDrafter:
 
     def reset(self) -> None:
         pass
-
-
-@pytest.fixture(scope="module")
-def tiny(tiny_gguf: Path):
-    model = backend.Model(str(tiny_gguf), gpu_layers=0)
-    ctx = backend.Context(model, n_ctx=256, n_batch=64, threads=1)
-    yield model, ctx
-    ctx.close()
-    model.close()
 
 
 def exact_distribution(model, ctx, params: SamplingParams) -> dict[tuple[int, ...], float]:

@@ -6,12 +6,9 @@ more of the proposal without changing a single output token."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
-import pytest
 
-from engine import backend
 from engine.decoder import Target, run
 from engine.drafters.base import Draft
 from engine.policy import CostCurve
@@ -21,15 +18,6 @@ from engine.types import GenerateRequest, SamplingParams
 from engine.widths import fixed_widths, padded_curve, rows_for
 
 PROMPT = [1, 5, 7, 4, 9, 10, 3, 8]  # the tiny vocabulary has 12 tokens
-
-
-@pytest.fixture(scope="module")
-def tiny(tiny_gguf: Path):
-    model = backend.Model(str(tiny_gguf), gpu_layers=0)
-    ctx = backend.Context(model, n_ctx=256, n_batch=64, threads=1)
-    yield model, ctx
-    ctx.close()
-    model.close()
 
 
 def test_a_padded_pass_returns_the_unpadded_rows_and_keeps_only_its_tokens(tiny) -> None:
