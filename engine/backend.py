@@ -16,6 +16,8 @@ from pathlib import Path
 import llama_cpp  # noqa: I001  (must come before numpy)
 import numpy as np
 
+from engine.widths import rows_for
+
 KV_TYPES = {"f32": 0, "f16": 1, "q4_0": 2, "q8_0": 8, "bf16": 30}
 
 
@@ -249,7 +251,7 @@ class Context:
 
     def padded(self, n: int) -> int:
         """The rows a pass of ``n`` rows with logits on every row evaluates (``pad_table``)."""
-        return self.pad_table[n] if n < len(self.pad_table) else n
+        return rows_for(n, self.pad_table)
 
     def decode(self, tokens: Sequence[int], pos0: int, *, all_logits: bool) -> np.ndarray | None:
         """Evaluate ``tokens`` at positions pos0.. and return logits.

@@ -36,7 +36,7 @@ def _timed(ctx, toks: list[int], pos: int, all_logits: bool = True) -> float:
 
 def measure(path: str, n_ctx: int, reps: int, widths: list[int]) -> dict:
     model = backend.Model(path)
-    ctx = backend.Context(model, n_ctx=4096, n_batch=512)
+    ctx = backend.Context(model, n_ctx=n_ctx + 128, n_batch=512)  # room for the widest pass after the prompt
     prompt = [(i * 7919) % 20000 + 100 for i in range(n_ctx)]
     ctx.decode(prompt, 0, all_logits=False)
     pos = len(prompt)
