@@ -275,6 +275,24 @@ class Context:
             return rows[:n]
         return self._decode(tokens, pos0, all_logits=all_logits)
 
+    def submit(self, token: int, pos0: int) -> None:
+        """Start a one-row step at ``pos0`` and return without its logits (``collect`` waits for
+        them): on a GPU llama_decode only queues the graph, and the host can work meanwhile."""
+        if pos0 + 1 > self.n_ctx:
+            raise BackendError(f"context full: {pos0 + 1} tokens exceed the context of {self.n_ctx}")
+        b = self.batch
+        b.token[0], b.pos[0], b.n_seq_id[0], b.logits[0] = token, pos0, 1, 1
+        b.seq_id[0][0] = 0
+        b.n_tokens = 1
+        rc = llama_cpp.llama_decode(self.ptr, b)
+        if rc != 0:
+            raise BackendError(f"llama_decode failed (code {rc})")
+
+    def collect(self) -> np.ndarray:
+        """The submitted step's logits, [1, n_vocab] (a view, as ``decode``'s); waits for the device."""
+        ptr = llama_cpp.llama_get_logits(self.ptr)  # synchronizes with the queued computation
+        return np.ctypeslib.as_array(ptr, shape=(1, self.n_vocab))
+
     def _decode(self, tokens: Sequence[int], pos0: int, *, all_logits: bool) -> np.ndarray | None:
         n = len(tokens)
         out: list[np.ndarray] = []

@@ -28,6 +28,9 @@ class EngineConfig:
     side_verify: bool | None = None  # wide verify passes there too (needs the side context): None = where measured cheaper
     # verify passes padded up to these rows: None = engine.widths.GPU_PASS_WIDTHS on a GPU, none on a CPU
     pass_widths: tuple[int, ...] | None = None
+    # plain steps started before the policy's pick, which then runs while the device computes:
+    # None = on a GPU (a CPU computes inside llama_decode: nothing to overlap)
+    overlap_pick: bool | None = None
 
 
 def resolve_flash_attn(flash_attn: bool | None, *, gpu: bool, kv_type: str) -> bool | None:

@@ -14,12 +14,12 @@ from typing import ParamSpec, Protocol
 
 import numpy as np
 
+from engine.drafters.base import Draft
 from engine.sampling import Sampler
 from engine.shadow import Shadow
-from engine.sideprefill import SidePrefill
-from engine.sideverify import SideVerify
 from engine.spec import SpecConfig
 from engine.speculator import Pending, Speculator, observe_pass
+from engine.target import Target
 from engine.textstream import TextStream
 from engine.types import (
     CancelToken,
@@ -41,102 +41,6 @@ class TokenModel(Protocol):
     def piece(self, token: int) -> bytes: ...
 
     def is_eog(self, token: int) -> bool: ...
-
-
-class Target:
-    """A target context plus the exact token list its KV cache holds.
-
-    With a side context (the other CPU weight layout) long prompt additions are computed there
-    (engine.sideprefill), and with ``wide`` the sequence itself moves there for wide verify
-    passes and back for narrow ones (engine.sideverify); ``kv`` is what the live context holds.
-    """
-
-    def __init__(self, ctx, side: SidePrefill | None = None, wide: SideVerify | None = None) -> None:  # ctx: engine.backend.Context (duck-typed for tests)
-        self.ctx = ctx
-        self.kv: list[int] = []
-        self.side = side
-        self.wide = wide if side is not None else None
-        self.on_side = False  # the sequence lives on the side context now
-        self.moves = 0  # copies of the sequence between the two (for stats and tests)
-
-    @property
-    def n_ctx(self) -> int:
-        return int(self.ctx.n_ctx)
-
-    def prefill(self, prompt: Sequence[int]) -> tuple[np.ndarray, int]:
-        """Evaluate the prompt reusing the longest cached prefix; returns (last logits, reused)."""
-        if not prompt:
-            raise ValueError("empty prompt")
-        self.home()
-        common = 0
-        m = min(len(self.kv), len(prompt))
-        while common < m and self.kv[common] == prompt[common]:
-            common += 1
-        if common == len(prompt):
-            common -= 1  # re-evaluate the last token to get its logits
-        self.rollback(common)
-        if self.side is not None:
-            row = self.side.prefill(self.ctx, self.kv, prompt)
-            if row is not None:
-                return row, common
-            common = len(self.kv)  # a failed copy leaves the target empty
-        rows = self.eval(prompt[common:], all_logits=False)
-        assert rows is not None
-        return rows[-1], common
-
-    def eval(self, tokens: Sequence[int], *, all_logits: bool) -> np.ndarray | None:
-        if self.wide is not None and (all_logits or len(tokens) == 1):  # verify passes and plain steps; a prompt stays put
-            self._place(self.width(len(tokens)) if all_logits else 1)
-        rows = self._live().decode(tokens, len(self.kv), all_logits=all_logits)
-        self.kv.extend(tokens)
-        return rows
-
-    def width(self, n: int) -> int:
-        """The rows an ``n``-row verify pass evaluates on the live context (padded, on a GPU)."""
-        padded = getattr(self._live(), "padded", None)
-        return int(padded(n)) if padded is not None else n
-
-    def rollback(self, n_keep: int) -> None:
-        if n_keep < len(self.kv):
-            self._live().truncate(n_keep)
-            del self.kv[n_keep:]
-
-    def _live(self):
-        """The context that holds the sequence now."""
-        return self.side.ctx if self.on_side and self.side is not None else self.ctx
-
-    def _place(self, n: int) -> None:
-        """Move the sequence to the context an ``n``-row pass is cheaper on, when that pays."""
-        side, wide = self.side, self.wide
-        assert side is not None and wide is not None
-        if self.on_side:
-            if not wide.stay(n) and not self._copy_home():
-                self.on_side, self.wide = True, None  # the decode context was cleared: the side keeps the sequence
-        elif wide.go(n, len(self.kv)):
-            if self.ctx.copy_seq_to(side.ctx):
-                self.on_side = True
-                side.kv = list(self.kv)
-                self.moves += 1
-            else:
-                side.kv = []
-
-    def home(self) -> None:
-        """Between requests: the sequence back on the decode context (prefill, prefix states and
-        the side prefill expect it there). A failed copy empties the cache, which the next
-        prefill computes again (the side still holds it, so the side prefill starts from there)."""
-        if self.on_side and not self._copy_home():
-            self.kv = []
-
-    def _copy_home(self) -> bool:
-        """Copy the sequence from the side to the decode context, which then holds it (on success)."""
-        side = self.side
-        assert side is not None
-        self.on_side = False
-        side.kv = list(self.kv)
-        if not side.ctx.copy_seq_to(self.ctx):
-            return False
-        self.moves += 1
-        return True
 
 
 @dataclass
@@ -214,6 +118,11 @@ def run(
     finish = ""
     last_stats = t_start
     shadow: Shadow | None = None  # a proposal the policy did not verify, checked by plain passes
+    # with target.overlap a plain step is started before the pick that follows a plain pass; a
+    # window that pick chose is followed by the step as a shadow, and the next pass verifies the
+    # rest of it: (drafter, window) carried over
+    last_plain = True
+    carried: tuple[str, int] | None = None
     pending: Pending | None = None  # a verify pass waiting for the cost it adds to the steps after it
 
     def stats(now: float) -> GenStats:
@@ -286,25 +195,54 @@ def run(
         if room < 0:
             finish = "length"
             break
-        t_pick = clock()  # a model drafter's proposal (and catch-up) counts in its throughput guard
         limit = min(room, request.max_tokens - len(out))
-        draft, bucket = speculator.pick(hist, spec, mode, limit, shadow)
-        offset = speculator.offset  # a window continuing the followed proposal: its bucket positions start here
-        if draft is not None and shadow is not None:
-            shadow.settle(speculator)
-            shadow = None
-        elif draft is None and shadow is None and spec.adaptive:
-            shadow = speculator.unverified
-        toks = list(draft.tokens) if draft is not None else []
-        k = len(toks)
-        whole = speculator.proposal
-        if k and len(whole) > k:  # rows a padded pass evaluates anyway verify more of the proposal
-            more = min(target.width(k + 1) - 1, len(whole), limit, spec.max_window)
-            if more > k:
-                toks, k = list(whole[:more]), more
-        t0 = clock()  # the pass is timed from here through verification (host work included)
-        st.draft_s += t0 - t_pick
-        rows = target.eval([hist[-1]] + toks, all_logits=k > 0)
+        if target.overlap and last_plain and carried is None:
+            t0 = clock()  # the step is timed from its start: the pick runs inside it
+            target.submit(hist[-1])
+            draft, bucket = speculator.pick(hist, spec, mode, limit, shadow)
+            st.draft_s += clock() - t0
+            if draft is not None:  # too late for this step, which checks the window's first token
+                if shadow is not None:
+                    shadow.settle(speculator)
+                shadow = None
+                if speculator.proposal:  # the next pass verifies the rest of the window (a lookup's)
+                    shadow = Shadow(f"{draft.source}:{mode}", bucket, speculator.proposal, offset=speculator.offset)
+                    carried = (draft.source, len(draft.tokens))
+                draft = None
+            elif shadow is None and spec.adaptive:
+                shadow = speculator.unverified
+            toks, k = [], 0
+            whole: tuple[int, ...] = ()
+            rows: np.ndarray | None = target.collect()
+        else:
+            t_pick = clock()  # a model drafter's proposal (and catch-up) counts in its throughput guard
+            if carried is not None and shadow is not None and shadow.matched == 1 and carried[1] > 1 and limit > 0:
+                # the window the overlapped pick chose, one token on: the step emitted its first token
+                # (learnt as one window from its first position, as if verified in one pass)
+                rest = shadow.tokens[1:]
+                draft, bucket = Draft(rest[: min(carried[1] - 1, limit)], carried[0]), shadow.bucket
+                offset, whole, settle_from = shadow.offset + 1, rest, shadow.offset
+                shadow = None
+            else:
+                draft, bucket = speculator.pick(hist, spec, mode, limit, shadow)
+                offset = speculator.offset  # a window continuing the followed proposal: its bucket positions start here
+                whole, settle_from = speculator.proposal, offset
+            carried = None
+            if draft is not None and shadow is not None:
+                shadow.settle(speculator)
+                shadow = None
+            elif draft is None and shadow is None and spec.adaptive:
+                shadow = speculator.unverified
+            toks = list(draft.tokens) if draft is not None else []
+            k = len(toks)
+            if k and len(whole) > k:  # rows a padded pass evaluates anyway verify more of the proposal
+                more = min(target.width(k + 1) - 1, len(whole), limit, spec.max_window)
+                if more > k:
+                    toks, k = list(whole[:more]), more
+            t0 = clock()  # the pass is timed from here through verification (host work included)
+            st.draft_s += t0 - t_pick
+            rows = target.eval([hist[-1]] + toks, all_logits=k > 0)
+        last_plain = draft is None
         st.passes += 1
         st.rows[k + 1] = st.rows.get(k + 1, 0) + 1
         assert rows is not None
@@ -324,7 +262,7 @@ def run(
             hit = past is not None and verdict.token == past
             key = f"{draft.source}:{mode}"
             speculator.settle(key, bucket, offset + k + (past is not None), offset + verdict.accepted + hit,
-                              start=offset, given=offset)
+                              start=settle_from, given=settle_from)
             speculator.saw(verdict.accepted + hit, int(not hit))
             if hit and len(whole) > k + 1 and spec.adaptive:  # the rest of the proposal is followed on
                 shadow = Shadow(key, bucket, whole, matched=k + 1, credited=k + 1, offset=offset)

@@ -19,7 +19,7 @@ from engine.calibrate import Choice, calibrate, calibrated
 from engine.chat_template import chat_prompt as render_prompt
 from engine.config import EngineConfig, resolve_flash_attn
 from engine.costs import honest_bandwidth, stream_bandwidth_gbs, token_cost, verify_curve
-from engine.decoder import Target, run
+from engine.decoder import run
 from engine.drafters.draft_model import DraftModelDrafter
 from engine.drafters.mtp import MtpDrafter
 from engine.drafters.ngram import DEFAULT_KEY_LEN, NgramDrafter
@@ -33,6 +33,7 @@ from engine.sideprefill import ALWAYS, SidePrefill, SideRates
 from engine.sideverify import wide_passes
 from engine.spec import DEFAULT_MAX_WINDOW, SpecConfig, spec_preset
 from engine.speculator import DrafterSlot, Speculator
+from engine.target import Target
 from engine.tuned import apply_tuned, tuned_settings, tuned_spec
 from engine.types import CancelToken, DoneEvent, EngineEvent, GenerateRequest, GenStats, ModelInfo, TokenEvent
 from engine.verify import top2_gap
@@ -100,7 +101,9 @@ class LocalEngine:
             self.ctx.pad_table = fixed_widths(fixed)  # the curve is measured through them
         self.side_model: backend.Model | None = None
         self.side_ctx: backend.Context | None = None
-        self.target = Target(self.ctx, self._side_prefill(cfg, ctx_kw, mtp=ctx is not None))
+        overlap = cfg.overlap_pick if cfg.overlap_pick is not None else self.gpu
+        self.target = Target(self.ctx, self._side_prefill(cfg, ctx_kw, mtp=ctx is not None),
+                             overlap=overlap and ctx is None)  # the MTP context's steps feed its head
         self.draft_model = None
         self.draft_ctx = None
         if self.draft_gguf is not None:

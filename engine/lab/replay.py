@@ -50,9 +50,10 @@ def record(suites: list[str], out: Path, model: str) -> None:
     out.write_text(json.dumps({"verify_curve": curve, "workloads": rows}), encoding="utf-8")
 
 
-def replay(path: Path, curve_from: Path | None = None, pad: str = "") -> dict:
+def replay(path: Path, curve_from: Path | None = None, pad: str = "", overlap: bool = False) -> dict:
     """``curve_from``: a JSON file whose ``verify_curve`` replaces the recording's (another machine's);
-    ``pad``: verify passes padded up to these widths ("16,64": a GPU's), as engine.widths pads them."""
+    ``pad``: verify passes padded up to these widths ("16,64": a GPU's), as engine.widths pads them;
+    ``overlap``: plain steps started before the pick, as on a GPU (engine.decoder.Target.overlap)."""
     from engine.lab.simulate import ceiling, simulate
 
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -62,9 +63,9 @@ def replay(path: Path, curve_from: Path | None = None, pad: str = "") -> dict:
     out: dict[str, dict] = {}
     for name, wl in data["workloads"].items():
         if wl["kind"] == "long":
-            out.update(_served(name, wl["turns"], curve, table))
+            out.update(_served(name, wl["turns"], curve, table, overlap))
             continue
-        s = simulate(wl["prompt"], wl["output"], curve, pad_table=table)
+        s = simulate(wl["prompt"], wl["output"], curve, pad_table=table, overlap=overlap)
         plain, best = ceiling(wl["prompt"], wl["output"], padded_curve(curve, table))
         out[name] = {"kind": wl["kind"], "speedup": round(s.speedup, 3), "tau": round(s.tau, 2),
                      "ceiling": round(plain / best, 3) if best else 1.0}
@@ -76,13 +77,14 @@ def replay(path: Path, curve_from: Path | None = None, pad: str = "") -> dict:
     return {"workloads": out, "summary": summary}
 
 
-def _served(name: str, turns: list[dict], curve: dict[int, float], table: tuple[int, ...] = ()) -> dict[str, dict]:
+def _served(name: str, turns: list[dict], curve: dict[int, float], table: tuple[int, ...] = (),
+            overlap: bool = False) -> dict[str, dict]:
     """A long run's requests in a row through one engine's speculation state: the whole run's
     speedup and each request's (the bar: none below plain). Greedy only: on a recorded output the
     sampled loop takes the same passes (the oracle puts all p on the recorded token)."""
     from engine.lab.simulate import simulate_served
 
-    res = simulate_served([(t["prompt"], t["output"], "greedy") for t in turns], curve, pad_table=table)
+    res = simulate_served([(t["prompt"], t["output"], "greedy") for t in turns], curve, pad_table=table, overlap=overlap)
     plain, spec = sum(r.plain_s for r in res), sum(r.spec_s for r in res)
     out = {f"{name}/greedy": {"kind": "long", "speedup": round(plain / spec, 3) if spec else 1.0,
                               "tau": round(sum(r.tau for r in res) / len(res), 2) if res else 1.0, "ceiling": 0.0,
@@ -102,13 +104,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true")
     p.add_argument("--curve", default="", help="a JSON file with another machine's verify_curve (a bench result)")
     p.add_argument("--pad", default="", help="verify passes padded up to these widths, such as 16,64 (a GPU's)")
+    p.add_argument("--overlap", action="store_true", help="plain steps started before the pick (a GPU's loop)")
     args = ap.parse_args(argv)
     if args.cmd == "record":
         from engine.modelpack import default_target_path
 
         record(args.suites.split(","), Path(args.out), args.model or str(default_target_path()))
         return 0
-    res = replay(Path(args.outputs), Path(args.curve) if args.curve else None, args.pad)
+    res = replay(Path(args.outputs), Path(args.curve) if args.curve else None, args.pad, args.overlap)
     if args.json:
         print(json.dumps(res, indent=2))
         return 0

@@ -19,7 +19,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.decoder import Target, run
+from engine.decoder import run
 from engine.drafters.base import Draft
 from engine.drafters.draft_model import IN_STEP_SYNC
 from engine.drafters.model_drafter import ModelDrafterBase, common_prefix
@@ -28,6 +28,7 @@ from engine.lab.simulate import OracleContext, VirtualClock, _Tokens
 from engine.policy import CostCurve
 from engine.spec import SpecConfig
 from engine.speculator import DrafterSlot, Speculator
+from engine.target import Target
 from engine.types import GenerateRequest, SamplingParams
 
 

@@ -20,12 +20,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.decoder import Target, run
+from engine.decoder import run
 from engine.drafters.base import Drafter
 from engine.drafters.ngram import NgramDrafter
 from engine.policy import CostCurve
 from engine.spec import DEFAULT_MAX_WINDOW, SpecConfig
 from engine.speculator import DrafterSlot, Speculator
+from engine.target import Target
 from engine.types import GenerateRequest, SamplingParams
 from engine.widths import padded_curve, rows_for
 
@@ -71,6 +72,12 @@ class OracleContext:
                 rows[j - first, self.output[i]] = ONE_HOT_LOGIT
         return rows
 
+    def submit(self, token: int, pos: int) -> None:  # a started plain step (decoder.Target.overlap)
+        self._rows = self.decode([token], pos, all_logits=False)
+
+    def collect(self) -> np.ndarray:
+        return self._rows
+
     def truncate(self, n_keep: int) -> None:
         pass
 
@@ -107,10 +114,12 @@ def simulate(
     n_vocab: int | None = None,
     speculator: Speculator | None = None,
     pad_table: tuple[int, ...] = (),
+    overlap: bool = False,
 ) -> SimResult:
     """The shipped loop and policy against ``output``: fresh acceptance, as a bench run, unless
     ``speculator`` carries what earlier requests taught it (a long-running engine). ``pad_table``:
-    verify passes padded as engine.widths pads them (the policy then sees the padded curve)."""
+    verify passes padded as engine.widths pads them (the policy then sees the padded curve);
+    ``overlap``: plain steps started before the pick, as on a GPU (decoder.Target.overlap)."""
     if not output:
         raise ValueError("nothing to replay")
     clock = VirtualClock()
@@ -124,7 +133,7 @@ def simulate(
     spec = spec or SpecConfig(drafters=tuple(speculator.slots))
     sampling = SamplingParams(temperature=0.0) if mode == "greedy" else SamplingParams(temperature=0.6, top_p=0.95, seed=1)
     req = GenerateRequest(tuple(prompt), max_tokens=len(output), sampling=sampling)
-    done = run(Target(ctx), _Tokens(), prompt, req, spec, speculator, lambda _e: None, clock=clock)
+    done = run(Target(ctx, overlap=overlap), _Tokens(), prompt, req, spec, speculator, lambda _e: None, clock=clock)
     if list(done.token_ids) != list(output):
         raise RuntimeError("the replay left the recorded output")  # would mean speculation changed it
     st = done.stats
@@ -134,12 +143,13 @@ def simulate(
 
 
 def simulate_served(requests: Sequence[tuple[Sequence[int], Sequence[int], str]], curve_points: dict[int, float], *,
-                    spec: SpecConfig | None = None, pad_table: tuple[int, ...] = ()) -> list[SimResult]:
+                    spec: SpecConfig | None = None, pad_table: tuple[int, ...] = (),
+                    overlap: bool = False) -> list[SimResult]:
     """(prompt, output, mode) requests in a row through one speculator and overlay, as one
     engine serves them: each request's speedup over plain after what the ones before taught it."""
     d = NgramDrafter()
     speculator = Speculator(CostCurve(padded_curve(curve_points, pad_table)), {d.name: DrafterSlot(d, lookup=True)})
-    return [simulate(p, o, curve_points, spec=spec, mode=m, speculator=speculator, pad_table=pad_table)
+    return [simulate(p, o, curve_points, spec=spec, mode=m, speculator=speculator, pad_table=pad_table, overlap=overlap)
             for p, o, m in requests if o]
 
 

@@ -21,12 +21,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from engine.decoder import Target, run
+from engine.decoder import run
 from engine.drafters.base import Draft
 from engine.policy import CostCurve
 from engine.sampling import Sampler
 from engine.spec import SpecConfig
 from engine.speculator import DrafterSlot, Speculator
+from engine.target import Target
 from engine.types import GenerateRequest, SamplingParams, StatsEvent
 
 PROMPT = (1, 5, 7, 4)

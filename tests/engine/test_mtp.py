@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from engine import backend
-from engine.decoder import Target, run
+from engine.decoder import run
 from engine.drafters.base import Drafter
 from engine.drafters.mtp import MtpDrafter
 from engine.gguf_info import read_gguf
@@ -17,6 +17,7 @@ from engine.mtp_backend import MtpHead, MtpTargetContext, nextn_layers
 from engine.policy import CostCurve
 from engine.spec import SpecConfig
 from engine.speculator import DrafterSlot, Speculator
+from engine.target import Target
 from engine.types import GenerateRequest, SamplingParams
 from tests.engine.mtpmodel import write_mtp_model
 

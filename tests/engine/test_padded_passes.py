@@ -9,11 +9,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from engine.decoder import Target, run
+from engine.decoder import run
 from engine.drafters.base import Draft
 from engine.policy import CostCurve
 from engine.spec import SpecConfig
 from engine.speculator import DrafterSlot, Speculator
+from engine.target import Target
 from engine.types import GenerateRequest, SamplingParams
 from engine.widths import fixed_widths, padded_curve, rows_for
 

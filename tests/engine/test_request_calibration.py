@@ -5,13 +5,14 @@ starts a calibration of its own."""
 
 from __future__ import annotations
 
-from engine.decoder import Target, run
+from engine.decoder import run
 from engine.drafters.base import Draft
 from engine.lab.simulate import VirtualClock
 from engine.policy import Acceptance, CostCurve
 from engine.requestcal import RequestCalibration
 from engine.spec import SpecConfig
 from engine.speculator import DrafterSlot, Speculator
+from engine.target import Target
 from engine.types import GenerateRequest, SamplingParams
 from tests.engine.test_shadow import CountingCtx, V, Vocab
 

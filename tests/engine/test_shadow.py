@@ -7,12 +7,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from engine.decoder import Target, run
+from engine.decoder import run
 from engine.drafters.base import Draft
 from engine.policy import Acceptance, CostCurve
 from engine.shadow import Shadow
 from engine.spec import SpecConfig
 from engine.speculator import DrafterSlot, Speculator
+from engine.target import Target
 from engine.types import GenerateRequest, SamplingParams
 
 V = 50

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.decoder import Target
 from engine.sideprefill import ALWAYS, MIN_NEW, SidePrefill, SideRates
+from engine.target import Target
 
 
 class StateCtx:

@@ -6,13 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.decoder import Target, run
+from engine.decoder import run
 from engine.drafters.ngram import NgramDrafter
 from engine.policy import Acceptance, CostCurve
 from engine.sideprefill import SidePrefill, SideRates
 from engine.sideverify import SIDE_POINTS, STINT_TOKENS, SideVerify, side_ratios, wide_passes
 from engine.spec import SpecConfig
 from engine.speculator import DrafterSlot, Speculator
+from engine.target import Target
 from engine.types import GenerateRequest, SamplingParams
 from tests.engine.test_side_prefill import StateCtx
 

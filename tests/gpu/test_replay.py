@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 
 from engine import backend  # noqa: I001  (llama_cpp before numpy)
-from engine.decoder import Target, run
+from engine.decoder import run
 from engine.drafters.replay import ReplayDrafter, expected_tau, rates_for_tau
 from engine.policy import CostCurve
 from engine.spec import SpecConfig
 from engine.speculator import DrafterSlot, Speculator
+from engine.target import Target
 from engine.types import GenerateRequest, SamplingParams
 
 

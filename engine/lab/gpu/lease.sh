@@ -4,7 +4,7 @@
 #
 #   lease.sh setup SDIST.tgz WHEELS_DIR   unpack, install the pure-python wheels, start the CUDA build
 #   lease.sh chunk FILE                   add one model chunk (t.NN: target, d.NN: drafter)
-#   lease.sh bench SUITE CONFIGS ROUNDS OUT.json [peer] [nodraft] [paired] [WIDTHS|0]
+#   lease.sh bench SUITE CONFIGS ROUNDS OUT.json [peer] [nodraft] [paired] [WIDTHS|0] [sync]
 #                                         wait for the build, join and check the models, run real_bench
 #   lease.sh shapes [ARGS]                pass cost by rows, CUDA graphs on and off (engine.lab.gpu.pass_shapes)
 set -uo pipefail
@@ -37,6 +37,7 @@ bench)
   D=$L/d.gguf; [ "${7:-}" = nodraft ] && D=none
   P=(); [ "${6:-}" = peer ] && P=($B/llama-server)
   X=(); [ "${8:-}" = paired ] && X=(--paired)
-  [ -n "${9:-}" ] && X+=(--widths "$9")
+  [ -n "${9:-}" ] && [ "$9" != - ] && X+=(--widths "$9")
+  [ "${10:-}" = sync ] && X+=(--no-overlap)  # picks after each plain step, not beside it
   python3 -m engine.lab.gpu.real_bench $L/t.gguf $D "$2" "$3" "$4" "$5" "${P[@]}" "${X[@]}" ;;
 esac

@@ -1,7 +1,7 @@
 """``tau bench`` on any GGUF pair through the engine alone, for a GPU machine that has
 llama-cpp-python and numpy but not the app's dependencies (no package index there).
 
-    python -m engine.lab.gpu.real_bench TARGET.gguf DRAFT.gguf|none SUITE CONFIGS ROUNDS OUT.json [LLAMA_SERVER] [--paired] [--widths 16,64]
+    python -m engine.lab.gpu.real_bench TARGET.gguf DRAFT.gguf|none SUITE CONFIGS ROUNDS OUT.json [LLAMA_SERVER] [--paired] [--widths 16,64] [--no-overlap]
 
 Prints the same tables as ``tau bench`` (with ``--peer-server`` when LLAMA_SERVER, a llama-server
 binary built from the same llama.cpp tree, is given) and writes the same JSON (cache and
@@ -26,7 +26,8 @@ from engine.local import LocalEngine
 
 def main(argv: list[str]) -> int:
     paired = "--paired" in argv
-    argv = [a for a in argv if a != "--paired"]
+    overlap = None if "--no-overlap" not in argv else False  # None: the engine's default (on with a GPU)
+    argv = [a for a in argv if a not in ("--paired", "--no-overlap")]
     widths = None  # the engine's default; "0" = unpadded passes
     if "--widths" in argv:
         i = argv.index("--widths")
@@ -39,10 +40,11 @@ def main(argv: list[str]) -> int:
     peer = Path(argv[6]) if len(argv) == 7 else None
     cfg = EngineConfig(model_path=target, draft_model_path=None if draft == "none" else draft,
                        cache_dir="/tmp/tau-cache", log_path="/tmp/tau-cache/llama.log", gpu_layers=-1, n_ctx=8192,
-                       pass_widths=widths)
+                       pass_widths=widths, overlap_pick=overlap)
     t0 = time.time()
     eng = LocalEngine(cfg, progress=lambda m, f: print("..", m, flush=True))
-    print(f"loaded in {time.time() - t0:.1f} s; {eng.info.backend}; pass rows {eng.ctx.pad_table}", flush=True)
+    print(f"loaded in {time.time() - t0:.1f} s; {eng.info.backend}; pass rows {eng.ctx.pad_table}; "
+          f"overlapped picks {eng.target.overlap}", flush=True)
     modes = ("greedy", "sampled")
     try:
         res = run_bench(eng, suite, modes, tuple(configs.split(",")),
@@ -53,6 +55,7 @@ def main(argv: list[str]) -> int:
             res = attach_peers(res, peers)
         data = results_json(eng, suite, int(rounds), res)
         data["pad_table"] = list(eng.ctx.pad_table)
+        data["overlap_pick"] = eng.target.overlap
     finally:
         eng.close()
     with open(out, "w") as f:

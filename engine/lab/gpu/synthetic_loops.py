@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from engine.decoder import Target, run
+from engine.decoder import run
+from engine.target import Target
 from engine.policy import MAX_WINDOW, Acceptance, CostCurve, _Counts
 from engine.spec import SpecConfig
 from engine.speculator import DrafterSlot, Speculator
