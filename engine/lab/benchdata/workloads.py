@@ -126,6 +126,12 @@ def _heldout5() -> tuple[Workload, ...]:
     return HELDOUT5
 
 
+def _heldout6() -> tuple[Workload, ...]:
+    from engine.lab.benchdata.heldout6 import HELDOUT6
+
+    return HELDOUT6
+
+
 SUITES: dict[str, tuple[Workload, ...]] = {
     "quick": (EDIT_PY,),
     "edits": (EDIT_PY, EDIT_TS, EDIT_GO),
@@ -139,4 +145,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout3": _heldout3(),  # written after the seventh round's tuning
     "heldout4": _heldout4(),  # written after the eighth round's tuning
     "heldout5": _heldout5(),  # written after the ninth round (padded GPU passes)
+    "heldout6": _heldout6(),  # written after the tenth round (picks overlapped with plain steps on a GPU)
 }
