@@ -254,11 +254,16 @@ class Speculator:
             self.calibration.setdefault(key, RequestCalibration()).record(expected, accepted - given)
         self.acceptance.update(key, bucket, drafted, accepted, start)
 
+    @property
+    def copying(self) -> bool:
+        """Most of the reply's recent tokens were proposals (an edit re-emitting its file)."""
+        return sum(self.recent) * 2 >= len(self.recent) + COPYING_MIN
+
     def _regime(self, d: Draft) -> int:
         """The bucket offset for where the draft comes from and whether the reply is copying."""
         if d.echo:
             return ECHO
-        return COLD if sum(self.recent) * 2 < len(self.recent) + COPYING_MIN else 0
+        return 0 if self.copying else COLD
 
     def saw(self, proposed: int, unproposed: int = 0) -> None:
         """Tokens of the reply that were (verified or shadowed) proposals, then ones that were not."""
