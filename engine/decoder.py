@@ -209,6 +209,8 @@ def run(
                 if speculator.proposal:  # the next pass verifies the rest of the window (a lookup's)
                     shadow = Shadow(f"{draft.source}:{mode}", bucket, speculator.proposal, offset=speculator.offset)
                     carried = (draft.source, len(draft.tokens))
+                else:  # a model drafter's (its q is for this step's position): the next pick waits for its pass
+                    carried = (draft.source, 0)
                 draft = None
             elif shadow is None and spec.adaptive:
                 shadow = speculator.unverified

@@ -37,9 +37,9 @@ def test_a_submitted_step_collects_the_row_decode_returns(tiny) -> None:
     assert np.allclose(after, np.array(ctx.decode([6], len(PROMPT) + 1, all_logits=False)), atol=1e-4)
 
 
-def _generate(ctx, model, *, overlap: bool, drafting: bool):
+def _generate(ctx, model, *, overlap: bool, drafting: bool, lookup: bool = True):
     ctx.truncate(0)
-    slots = {"cycle": DrafterSlot(Cycling(), lookup=True)} if drafting else {}
+    slots = {"cycle": DrafterSlot(Cycling(), lookup=lookup)} if drafting else {}
     spec = SpecConfig(drafters=("cycle",) if drafting else (), adaptive=False, fixed_window=3, max_window=16)
     req = GenerateRequest(tuple(PROMPT), max_tokens=30, sampling=SamplingParams(temperature=0.0))
     return run(Target(ctx, overlap=overlap), model, PROMPT, req, spec, Speculator(CostCurve({1: 1.0, 16: 1.0}), slots),
@@ -56,6 +56,14 @@ def test_overlapped_picks_leave_the_output_token_for_token_plains(tiny) -> None:
     sync, over = (_generate(ctx, model, overlap=o, drafting=True) for o in (False, True))
     # every window that followed a plain step opened one token later: no more windows than before
     assert sum(over.stats.drafted.values()) <= sum(sync.stats.drafted.values())
+
+
+def test_a_model_drafters_window_chosen_beside_a_step_is_drafted_again_and_verified_by_the_next_pass(tiny) -> None:
+    model, ctx = tiny
+    plain = _generate(ctx, model, overlap=False, drafting=False)
+    done = _generate(ctx, model, overlap=True, drafting=True, lookup=False)
+    assert done.token_ids == plain.token_ids
+    assert sum(done.stats.drafted.values()) > 0  # not dropped pick after pick
 
 
 class _Logged(OracleContext):
