@@ -255,6 +255,11 @@ class Speculator:
         self.acceptance.update(key, bucket, drafted, accepted, start)
 
     @property
+    def started(self) -> bool:
+        """The reply is past its first tokens, in which an opening copy is recognised."""
+        return len(self.recent) >= START_TOKENS
+
+    @property
     def copying(self) -> bool:
         """Most of the reply's recent tokens were proposals (an edit re-emitting its file)."""
         return sum(self.recent) * 2 >= len(self.recent) + COPYING_MIN

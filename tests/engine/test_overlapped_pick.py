@@ -1,7 +1,7 @@
 """Plain steps started before the policy's pick (decoder.Target.overlap, on by default with a GPU):
 the step is queued on the device, the pick runs on the host meanwhile, and a window that pick
-chose is followed by the step as a shadow and verified by the next pass; not while the reply
-copies (an edit re-emitting its file), where windows follow each other. Real llama.cpp on the
+chose is followed by the step as a shadow and verified by the next pass; not in a reply's first
+tokens nor while it copies (an edit re-emitting its file), where windows follow each other. Real llama.cpp on the
 tiny GGUF for the backend half (on a CPU llama_decode computes at once, so the order is what is
 tested, not the overlap), the replay's oracle for the loop."""
 
@@ -15,7 +15,7 @@ from engine.decoder import run
 from engine.lab.simulate import OracleContext, VirtualClock, simulate
 from engine.policy import CostCurve
 from engine.spec import SpecConfig
-from engine.speculator import DrafterSlot, Speculator
+from engine.speculator import START_TOKENS, DrafterSlot, Speculator
 from engine.target import Target
 from engine.types import GenerateRequest, SamplingParams
 from tests.engine.test_padded_passes import PROMPT, Cycling
@@ -88,7 +88,8 @@ class _Logged(OracleContext):
 def _copying(overlap: bool) -> tuple[list[str], object]:
     """An output that copies a stretch of its prompt: the overlay's windows pay on it."""
     body = [(i * 37) % 500 + 10 for i in range(300)]
-    prompt, output = [1, 2, 3] + body + [4], [5, 6, 7, 8] + body[:200] + [9, 9, 9]
+    fresh = [520 + i for i in range(30)]  # new text first: nothing to copy
+    prompt, output = [1, 2, 3] + body + [4], [5, 6, 7, 8] + fresh + body[:200] + [9, 9, 9]
     from engine.drafters.ngram import NgramDrafter
 
     log: list[str] = []
@@ -129,6 +130,8 @@ def test_the_pick_after_a_plain_step_runs_while_the_next_step_is_on_the_device()
     assert windows  # windows still opened on the copy
     # once the reply copies, picks wait for their pass again (a window a step late costs more there)
     assert max(i for i, e in enumerate(log) if e == "submit") < windows[0]
+    # and in a reply's first tokens, where an opening copy is recognised
+    assert log[: 2 * START_TOKENS] == ["pick", "decode1"] * START_TOKENS
     assert done.stats.tau > 3.0
     sync_log, sync = _copying(overlap=False)
     assert "submit" not in sync_log
