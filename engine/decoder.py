@@ -200,8 +200,9 @@ def run(
         if target.overlap and last_plain and carried is None and not speculator.copying and speculator.started:
             t0 = clock()  # the step is timed from its start: the pick runs inside it
             target.submit(hist[-1])
+            t_pick = clock()  # draft_s is the pick's own time, not the step's launch before it
             draft, bucket = speculator.pick(hist, spec, mode, limit, shadow)
-            st.draft_s += clock() - t0
+            st.draft_s += clock() - t_pick
             if draft is not None:  # too late for this step, which checks the window's first token
                 if shadow is not None:
                     shadow.settle(speculator)

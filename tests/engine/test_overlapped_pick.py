@@ -133,6 +133,7 @@ def test_the_pick_after_a_plain_step_runs_while_the_next_step_is_on_the_device()
     # and in a reply's first tokens, where an opening copy is recognised
     assert log[: 2 * START_TOKENS] == ["pick", "decode1"] * START_TOKENS
     assert done.stats.tau > 3.0
+    assert done.stats.draft_s == 0.0  # the picks' own time (none in virtual time), not the steps they overlap
     sync_log, sync = _copying(overlap=False)
     assert "submit" not in sync_log
     assert sync.stats.verify_passes <= done.stats.verify_passes <= sync.stats.verify_passes + 3
