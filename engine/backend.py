@@ -280,37 +280,37 @@ class Context:
         them): on a GPU llama_decode only queues the graph, and the host can work meanwhile."""
         if pos0 + 1 > self.n_ctx:
             raise BackendError(f"context full: {pos0 + 1} tokens exceed the context of {self.n_ctx}")
-        b = self.batch
-        b.token[0], b.pos[0], b.n_seq_id[0], b.logits[0] = token, pos0, 1, 1
-        b.seq_id[0][0] = 0
-        b.n_tokens = 1
-        rc = llama_cpp.llama_decode(self.ptr, b)
-        if rc != 0:
-            raise BackendError(f"llama_decode failed (code {rc})")
+        self._queue([token], pos0, all_logits=True)
 
     def collect(self) -> np.ndarray:
         """The submitted step's logits, [1, n_vocab] (a view, as ``decode``'s); waits for the device."""
         ptr = llama_cpp.llama_get_logits(self.ptr)  # synchronizes with the queued computation
         return np.ctypeslib.as_array(ptr, shape=(1, self.n_vocab))
 
+    def _queue(self, chunk: Sequence[int], pos0: int, *, all_logits: bool, last: bool = True) -> None:
+        """One llama_decode of at most n_batch tokens at pos0..: logits on every row, or only on the
+        last row of the last chunk (on a GPU it returns once the graph is queued)."""
+        b = self.batch
+        m = len(chunk)
+        for i, t in enumerate(chunk):
+            b.token[i] = t
+            b.pos[i] = pos0 + i
+            b.n_seq_id[i] = 1
+            b.seq_id[i][0] = 0
+            b.logits[i] = 1 if (all_logits or (last and i == m - 1)) else 0
+        b.n_tokens = m
+        rc = llama_cpp.llama_decode(self.ptr, b)
+        if rc != 0:
+            raise BackendError(f"llama_decode failed (code {rc})")
+
     def _decode(self, tokens: Sequence[int], pos0: int, *, all_logits: bool) -> np.ndarray | None:
         n = len(tokens)
         out: list[np.ndarray] = []
-        b = self.batch
         for start in range(0, n, self.n_batch):
             chunk = tokens[start : start + self.n_batch]
             m = len(chunk)
             last_chunk = start + m == n
-            for i, t in enumerate(chunk):
-                b.token[i] = t
-                b.pos[i] = pos0 + start + i
-                b.n_seq_id[i] = 1
-                b.seq_id[i][0] = 0
-                b.logits[i] = 1 if (all_logits or (last_chunk and i == m - 1)) else 0
-            b.n_tokens = m
-            rc = llama_cpp.llama_decode(self.ptr, b)
-            if rc != 0:
-                raise BackendError(f"llama_decode failed (code {rc})")
+            self._queue(chunk, pos0 + start, all_logits=all_logits, last=last_chunk)
             rows = m if all_logits else (1 if last_chunk else 0)
             if rows:
                 if out:  # an earlier chunk's view is about to be overwritten

@@ -197,7 +197,7 @@ def run(
             finish = "length"
             break
         limit = min(room, request.max_tokens - len(out))
-        if target.overlap and last_plain and carried is None and not speculator.copying and speculator.started:
+        if target.overlap and last_plain and carried is None and speculator.started and not speculator.copying:
             t0 = clock()  # the step is timed from its start: the pick runs inside it
             target.submit(hist[-1])
             t_pick = clock()  # draft_s is the pick's own time, not the step's launch before it

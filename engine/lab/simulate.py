@@ -54,6 +54,7 @@ class OracleContext:
         self.n_ctx = len(prompt) + len(output) + 64
         self.prefill_s_per_token = prefill_s_per_token  # the prompt's cost (0: not what is compared)
         self.pad_table: tuple[int, ...] = ()  # as backend.Context's: a verify pass is charged its padded rows
+        self._rows = np.zeros((0, n_vocab), np.float32)  # the submitted step's (submit / collect)
 
     def padded(self, n: int) -> int:
         return rows_for(n, self.pad_table)

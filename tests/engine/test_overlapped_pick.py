@@ -12,7 +12,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from engine.decoder import run
-from engine.lab.simulate import OracleContext, VirtualClock, simulate
+from engine.drafters.ngram import NgramDrafter
+from engine.lab.simulate import OracleContext, VirtualClock, _Tokens, simulate
 from engine.policy import CostCurve
 from engine.spec import SpecConfig
 from engine.speculator import START_TOKENS, DrafterSlot, Speculator
@@ -90,8 +91,6 @@ def _copying(overlap: bool) -> tuple[list[str], object]:
     body = [(i * 37) % 500 + 10 for i in range(300)]
     fresh = [520 + i for i in range(30)]  # new text first: nothing to copy
     prompt, output = [1, 2, 3] + body + [4], [5, 6, 7, 8] + fresh + body[:200] + [9, 9, 9]
-    from engine.drafters.ngram import NgramDrafter
-
     log: list[str] = []
     clock = VirtualClock()
     curve = {1: 1.0, 2: 1.05, 4: 1.1, 8: 1.2, 16: 1.4, 32: 1.8, 64: 2.6}
@@ -106,18 +105,10 @@ def _copying(overlap: bool) -> tuple[list[str], object]:
 
     sp.pick = logged_pick  # type: ignore[method-assign]
     req = GenerateRequest(tuple(prompt), max_tokens=len(output), sampling=SamplingParams(temperature=0.0))
-    done = run(Target(ctx, overlap=overlap), _NoText(), prompt, req, SpecConfig(drafters=(d.name,)), sp,
+    done = run(Target(ctx, overlap=overlap), _Tokens(), prompt, req, SpecConfig(drafters=(d.name,)), sp,
                lambda _e: None, clock=clock)
     assert list(done.token_ids) == output
     return log, done
-
-
-class _NoText:
-    def piece(self, token: int) -> bytes:
-        return b""
-
-    def is_eog(self, token: int) -> bool:
-        return False
 
 
 def test_the_pick_after_a_plain_step_runs_while_the_next_step_is_on_the_device() -> None:
