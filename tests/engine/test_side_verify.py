@@ -10,7 +10,15 @@ from engine.decoder import run
 from engine.drafters.ngram import NgramDrafter
 from engine.policy import Acceptance, CostCurve
 from engine.sideprefill import SidePrefill, SideRates
-from engine.sideverify import SIDE_POINTS, STINT_TOKENS, SideVerify, side_ratios, wide_passes
+from engine.sideverify import (
+    MIN_SAVING,
+    SIDE_POINTS,
+    STINT_TOKENS,
+    SideVerify,
+    measure_ratios,
+    side_ratios,
+    wide_passes,
+)
 from engine.spec import SpecConfig
 from engine.speculator import DrafterSlot, Speculator
 from engine.target import Target
@@ -94,7 +102,11 @@ class PeriodicCtx(StateCtx):
         for t in tokens:
             self.cells.append(int(t))
             n = len(self.cells)
-            nxt = (self.cells[n - self.PERIOD] + (1 if n % 41 == 0 else 0)) % self.vocab if n >= self.PERIOD else n % self.vocab
+            nxt = (
+                (self.cells[n - self.PERIOD] + (1 if n % 41 == 0 else 0)) % self.vocab
+                if n >= self.PERIOD
+                else n % self.vocab
+            )
             row = np.zeros(self.vocab, dtype=np.float32)
             row[nxt] = 4.0
             rows.append(row)
@@ -113,13 +125,18 @@ class Vocab:
 @pytest.mark.parametrize("temperature", [0.0, 0.8])
 def test_the_loop_emits_the_same_tokens_wherever_its_passes_ran(temperature: float) -> None:
     prompt = [(i * 7) % 50 for i in range(3 * PeriodicCtx.PERIOD)]
-    req = GenerateRequest(tuple(prompt), max_tokens=200, sampling=SamplingParams(temperature=temperature, seed=3))
+    req = GenerateRequest(
+        tuple(prompt), max_tokens=200, sampling=SamplingParams(temperature=temperature, seed=3)
+    )
     outs = {}
     for wide in (None, _eager()):
         main, side = PeriodicCtx("main"), PeriodicCtx("side")
         target = Target(main, SidePrefill(side, SideRates(1.0, 1.0, 0.0)), wide)
-        sp = Speculator(CostCurve({1: 1.0, 2: 1.05, 64: 1.5}), {"ngram": DrafterSlot(NgramDrafter(), lookup=True)},
-                        Acceptance())
+        sp = Speculator(
+            CostCurve({1: 1.0, 2: 1.05, 64: 1.5}),
+            {"ngram": DrafterSlot(NgramDrafter(), lookup=True)},
+            Acceptance(),
+        )
         done = run(target, Vocab(), prompt, req, SpecConfig(drafters=("ngram",)), sp, lambda _e: None)
         assert done.error is None and len(done.token_ids) == 200
         live = side if target.on_side else main
@@ -138,7 +155,9 @@ def test_the_side_ratios_are_measured_once_and_kept_per_layout_and_curve_version
     assert main.cells == [] and side.cells == []  # both caches left empty
     again, changed = wide_passes(None, prof, main, side, True, 7, StateCtx.vocab, 8e-6)
     assert not changed
-    assert side_ratios(prof, False, 7) is None and side_ratios(prof, True, 8) is None  # another layout or curve: measured again
+    assert (
+        side_ratios(prof, False, 7) is None and side_ratios(prof, True, 8) is None
+    )  # another layout or curve: measured again
     assert wide_passes(False, prof, main, side, True, 7, StateCtx.vocab, 8e-6) == (None, False)
     assert wide_passes(None, prof, main, None, True, 7, StateCtx.vocab, 8e-6) == (None, False)
 
@@ -168,3 +187,50 @@ def test_a_real_context_pair_gives_the_same_rows_wherever_the_sequence_lives(tmp
             c.close()
         for m in models:
             m.close()
+
+
+def test_a_width_the_side_saves_less_than_the_minimum_on_never_moves_nor_looks_cheaper() -> None:
+    close = {n: 1.0 - MIN_SAVING / 2 for n in RATIOS}  # cheaper on the side, but within a CPU's wander
+    rule = SideVerify.of(MAIN, close, copy_s=1e-9)
+    assert not any(rule.go(n, 100) for n in range(1, len(rule.main)))
+    assert rule.effective(MAIN) == MAIN
+    clear = SideVerify.of(MAIN, {**close, 41: 1.0 - 2 * MIN_SAVING}, copy_s=1e-9)
+    assert clear.go(41, 100) and not clear.go(16, 100)
+
+
+class TimedCtx(StateCtx):
+    """A context whose passes advance a shared fake clock: ``costs[i]`` is the i-th pass's seconds."""
+
+    def __init__(self, name: str, clock: list[float], costs) -> None:
+        super().__init__(name)
+        self.clock, self.costs = clock, costs
+
+    def decode(self, tokens, pos0, *, all_logits):
+        self.clock[0] += next(self.costs)
+        return super().decode(tokens, pos0, all_logits=all_logits)
+
+
+def test_the_side_ratio_is_the_median_of_back_to_back_pairs_so_one_lucky_pass_does_not_decide() -> None:
+    clock = [0.0]
+    # the side is 5% dearer in every round but one, where a burst of interference on the decode
+    # context made its pass look twice as dear (the fastest-of-each rule read that round's side
+    # time against another round's decode time and called the side cheaper)
+    main_costs = iter([1.0] * 10_000)
+    n_points = 2
+    side_seq = [1.05] * 10_000
+    side_seq[1 + n_points] = 0.5  # one lucky side pass in the first kept round
+    main, side = TimedCtx("main", clock, main_costs), TimedCtx("side", clock, iter(side_seq))
+    ratios = measure_ratios(main, side, StateCtx.vocab, points=(16, 64), repeats=5, clock=lambda: clock[0])
+    assert ratios == {16: pytest.approx(1.05), 64: pytest.approx(1.05)}
+    assert main.cells == [] and side.cells == []
+
+
+def test_ratios_saved_by_another_measuring_method_are_measured_again() -> None:
+    prof: dict = {
+        "verify_curve": {str(k): v for k, v in MAIN.items()},
+        "side_verify": {"main_extra_buffers": True, "version": 7, "ratios": {"64": 0.5}},
+    }
+    assert side_ratios(prof, True, 7) is None
+    main, side = PeriodicCtx("main"), PeriodicCtx("side")
+    _, changed = wide_passes(None, prof, main, side, True, 7, StateCtx.vocab, 8e-6)
+    assert changed and side_ratios(prof, True, 7) is not None
