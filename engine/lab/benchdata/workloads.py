@@ -132,6 +132,12 @@ def _heldout6() -> tuple[Workload, ...]:
     return HELDOUT6
 
 
+def _heldout7() -> tuple[Workload, ...]:
+    from engine.lab.benchdata.heldout7 import HELDOUT7
+
+    return HELDOUT7
+
+
 SUITES: dict[str, tuple[Workload, ...]] = {
     "quick": (EDIT_PY,),
     "edits": (EDIT_PY, EDIT_TS, EDIT_GO),
@@ -146,4 +152,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout4": _heldout4(),  # written after the eighth round's tuning
     "heldout5": _heldout5(),  # written after the ninth round (padded GPU passes)
     "heldout6": _heldout6(),  # written after the tenth round (picks overlapped with plain steps on a GPU)
+    "heldout7": _heldout7(),  # written after the eleventh round (side-layout ratios by median pairs)
 }
