@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.lab.benchresult import RunResult
+from engine.lab.benchresult import TIMED_REQUEST, RunResult
 from engine.lab.peer_server import PEER_PREFIX
 from engine.verify import NEAR_TIE_LOGIT_GAP
 
@@ -41,6 +41,8 @@ def format_table(results: list[RunResult]) -> str:
             same += f"  rounds {min(r.round_speedups):.2f}-{max(r.round_speedups):.2f}x"
         if r.worst_request is not None:
             same += f"  worst request {r.worst_request:.2f}x"
+            if r.worst_timed_request is not None:
+                same += f" ({r.worst_timed_request:.2f}x of {TIMED_REQUEST}+ tokens)"
         if r.worst_modelled is not None:
             same += f" (modelled: worst {r.worst_modelled:.2f}x, all {r.modelled:.2f}x)"
         lines.append(

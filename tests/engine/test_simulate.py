@@ -141,14 +141,17 @@ def test_the_long_run_workload_interleaves_growing_conversations_with_standalone
 
 
 def test_the_bench_reports_the_worst_request_of_a_multi_turn_run() -> None:
+    from engine.lab.benchreport import format_table
     from engine.lab.benchresult import RunResult, bracket, speedups
 
     def run(config: str, per_turn: list[float]) -> RunResult:
         return RunResult("long-run", "sampled", config, 30, 10.0, 10.0, 1.0, [], {}, {}, decode_s=3.0,
-                         turn_tok_s=per_turn)
+                         turn_tok_s=per_turn, turn_lens=[40, 2, 300])
 
     plain = bracket(run("plain", [10.0, 20.0, 30.0]), run("plain", [10.0, 20.0, 10.0]))
     auto = run("auto", [30.0, 15.0, 40.0])
     speedups([plain, auto])
     assert plain.turn_tok_s == [10.0, 20.0, 20.0] and plain.worst_request is None
     assert auto.worst_request == 0.75  # the second request ran at 15 tok/s where plain ran at 20
+    assert auto.worst_timed_request == 2.0  # ...and it was 2 tokens long: of the others, the third is worst
+    assert "worst request 0.75x (2.00x of 32+ tokens)" in format_table([plain, auto])
