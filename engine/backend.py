@@ -333,7 +333,15 @@ class Context:
         n = int(llama_cpp.llama_state_seq_get_size(self.ptr, 0))
         buf = self._state_buf
         if buf is None or len(buf) < n:
-            buf = self._state_buf = (ctypes.c_uint8 * max(n + n // 2, 1 << 20))()  # headroom: the sequence grows
+            theirs = other._state_buf
+            if theirs is not None and len(theirs) >= n:
+                buf = theirs
+            else:
+                buf = (ctypes.c_uint8 * max(n + n // 2, 1 << 20))()  # headroom: the sequence grows
+            # one buffer for both directions: a fresh one's first touch cost 0.4-0.9 s on a VM
+            self._state_buf = buf
+            if theirs is None or len(theirs) < len(buf):
+                other._state_buf = buf
         w = int(llama_cpp.llama_state_seq_get_data(self.ptr, buf, n, 0))
         other.clear()
         if w == 0 or int(llama_cpp.llama_state_seq_set_data(other.ptr, buf, w, 0)) == 0:

@@ -27,9 +27,7 @@ MARGIN = 1.5  # the modelled saving must beat the two copies by this factor (CPU
 # same 64-row ratio at 0.83, 0.87 and 1.02 on one day, and a wrong "cheaper" costs every edit
 MIN_SAVING = 0.10
 RATIO_METHOD = 2  # how the ratios are measured; saved ratios of another method are measured again
-STINT_TOKENS = (
-    512  # the copies a stint of wide passes pays, spread over its passes, as seen by the window choice
-)
+STINT_TOKENS = 512  # the copies a stint of wide passes pays, spread over its passes, as seen by the window choice
 
 
 @dataclass(frozen=True)

@@ -234,3 +234,25 @@ def test_ratios_saved_by_another_measuring_method_are_measured_again() -> None:
     main, side = PeriodicCtx("main"), PeriodicCtx("side")
     _, changed = wide_passes(None, prof, main, side, True, 7, StateCtx.vocab, 8e-6)
     assert changed and side_ratios(prof, True, 7) is not None
+
+
+def test_a_real_context_pair_copies_both_ways_through_one_buffer(tmp_path) -> None:
+    from engine import backend
+    from tests.engine.tinymodel import write_tiny_model
+
+    path = str(write_tiny_model(tmp_path / "tiny.gguf", vocab=300, byte_fallback=True))
+    backend.init()
+    models = [backend.Model(path, gpu_layers=0, extra_buffers=eb) for eb in (True, False)]
+    main, side = (backend.Context(m, n_ctx=256, n_batch=64, threads=1) for m in models)
+    try:
+        rows = main.decode(list(range(10, 40)), 0, all_logits=False)
+        assert rows is not None
+        want = np.array(rows[-1])  # the rows are a view of llama.cpp's buffer: the next decode overwrites it
+        assert main.copy_seq_to(side) and side.copy_seq_to(main)
+        assert main._state_buf is side._state_buf  # the way home reused the buffer the way out filled
+        main.truncate(29)
+        again = main.decode([39], 29, all_logits=False)  # the last token again, on the KV that went round
+        assert again is not None and np.allclose(again[-1], want, atol=1e-4)
+    finally:
+        main.close()
+        side.close()
