@@ -43,7 +43,7 @@ class RunResult:
     turn_tok_s: list[float] = field(default_factory=list, repr=False)  # each turn's (request's) decode tok/s
     worst_request: float | None = None  # multi-turn runs: the smallest of the requests' tok/s ratios to plain
     # ...of the requests of TIMED_REQUEST tokens or more: a 2-token reply takes 4 ms on a GPU, and
-    # paired plain runs of one differed by 10-17% with nothing drafted (modelled 1.00x)
+    # paired runs of one read 0.83-0.92x of plain with nothing drafted (modelled 1.00x)
     worst_timed_request: float | None = None
     request_ratios: list[float | None] = field(default_factory=list)  # multi-turn runs: each request's tok/s ratio to plain (None: no tokens to time)
     request_tokens: list[int] = field(default_factory=list)  # multi-turn runs: each request's tokens
