@@ -172,8 +172,9 @@ def speedups(group: list[RunResult]) -> None:
             r.request_ratios = [round(x, 3) if x is not None else None for x in ratios]
             r.request_tokens = list(r.turn_lens)
             r.worst_request = min(x for x in ratios if x is not None)
-            timed = [x for x, n in zip(ratios, r.turn_lens, strict=False) if x is not None and n >= TIMED_REQUEST]
-            r.worst_timed_request = min(timed) if timed and len(r.turn_lens) == len(ratios) else None
+            if len(r.turn_lens) == len(ratios):
+                timed = [x for x, n in zip(ratios, r.turn_lens, strict=True) if x is not None and n >= TIMED_REQUEST]
+                r.worst_timed_request = min(timed) if timed else None
             if len(r.turn_modelled) == len(ratios):
                 r.request_modelled = list(r.turn_modelled)
                 r.worst_modelled = min(r.turn_modelled)
