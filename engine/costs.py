@@ -31,6 +31,15 @@ def warm_up(ctxs, vocab_size: int, widest: int, rng: np.random.Generator) -> tup
     return lo, hi, n_warm
 
 
+def time_pass(ctx, toks: list[int], pos: int, clock: Callable[[], float] = time.perf_counter) -> float:
+    """Seconds one pass of ``toks`` (logits on every row) takes at ``pos``; the cache is cut back to ``pos``."""
+    t0 = clock()
+    ctx.decode(toks, pos, all_logits=True)
+    dt = clock() - t0
+    ctx.truncate(pos)
+    return dt
+
+
 def verify_curve(ctx, vocab_size: int, points: tuple[int, ...] = CURVE_POINTS, repeats: int = 3,
                  clock: Callable[[], float] = time.perf_counter) -> dict[int, float]:
     """Seconds an n-row pass (logits on every row) adds to a stream of single-row steps, after
@@ -50,11 +59,7 @@ def verify_curve(ctx, vocab_size: int, points: tuple[int, ...] = CURVE_POINTS, r
     lo, hi, n_warm = warm_up((ctx,), vocab_size, max(points), rng)
 
     def timed(toks: list[int]) -> float:
-        t0 = clock()
-        ctx.decode(toks, n_warm, all_logits=True)
-        dt = clock() - t0
-        ctx.truncate(n_warm)
-        return dt
+        return time_pass(ctx, toks, n_warm, clock)
 
     def one() -> list[int]:
         return [int(rng.integers(lo, hi))]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.costs import warm_up
+from engine.costs import time_pass, warm_up
 from engine.policy import MAX_WINDOW, CostCurve
 
 SIDE_POINTS = (16, 24, 32, 41, 48, 64)  # the side only takes wide passes: its curve there
@@ -101,11 +101,7 @@ def measure_ratios(
             toks = [int(t) for t in rng.integers(lo, hi, n)]
             dt = [0.0, 0.0]
             for c in (0, 1) if (r + n) % 2 else (1, 0):
-                ctx = side_ctx if c else main_ctx
-                t0 = clock()
-                ctx.decode(toks, n_warm, all_logits=True)
-                dt[c] = clock() - t0
-                ctx.truncate(n_warm)
+                dt[c] = time_pass(side_ctx if c else main_ctx, toks, n_warm, clock)
             if r and dt[0] > 0:
                 seen[n].append(dt[1] / dt[0])
     for c in (main_ctx, side_ctx):

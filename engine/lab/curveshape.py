@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 
 from engine import backend  # noqa: F401  (llama_cpp before numpy)
 
@@ -22,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
 
     from engine.config import EngineConfig
-    from engine.costs import warm_up
+    from engine.costs import time_pass, warm_up
     from engine.local import LocalEngine
     from engine.modelpack import default_target_path
     from engine.paths import cache_dir
@@ -40,12 +39,7 @@ def main(argv: list[str] | None = None) -> int:
         lo, hi, n_warm = warm_up((ctx,), eng.model.n_vocab, max(rows), rng)
 
         def timed(n: int) -> float:
-            toks = [int(t) for t in rng.integers(lo, hi, n)]
-            t0 = time.perf_counter()
-            ctx.decode(toks, n_warm, all_logits=True)
-            dt = time.perf_counter() - t0
-            ctx.truncate(n_warm)
-            return dt
+            return time_pass(ctx, [int(t) for t in rng.integers(lo, hi, n)], n_warm)
 
         for _ in range(4):  # first-use costs
             timed(1)
