@@ -154,8 +154,8 @@ class Acceptance:
     """P(draft position i accepted | positions < i accepted), per drafter and bucket.
 
     Each position's estimate shrinks towards the rate pooled over the positions just before
-    it (position 0 towards a prior), so sparse positions stay sensible and later positions
-    follow the trend of the earlier ones. Not towards the previous
+    it, itself shrunk towards the bucket's prior (position 0: the prior), so sparse positions
+    stay sensible and later positions follow the trend of the earlier ones. Not towards the previous
     position's estimate: a copy that once broke at position 14 (an edit there) would pass that
     one rejection on to every later position, which no window would then reach to correct,
     and the windows would stop at 14 along every copy after. Old evidence decays so the
@@ -207,7 +207,10 @@ class Acceptance:
                 j += 1
             reached = cum_r[top] - cum_r[j]
             acc = cum_a[top] - cum_a[j]
-            base = (acc + w * base) / (reached + w) if reached + w > 0 else base
+            # shrunk towards the bucket's prior once, not towards the last base: chained, the same
+            # evidence is counted again at every position, and past the deepest one reached the
+            # estimate climbs to its raw rate (four of four accepted: 1.0 at position 40)
+            base = (acc + w * prior) / (reached + w) if reached + w > 0 else base
         return out
 
     def update(self, drafter: str, bucket: int, drafted: int, accepted: int, start: int = 0) -> None:

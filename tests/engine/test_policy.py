@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from engine.policy import Acceptance, CostCurve, choose_window, confidence_bucket, expected_tokens
 
 CPU = CostCurve({1: 1.0, 2: 1.5, 4: 2.0, 8: 4.5, 16: 6.5})  # rows verified -> cost, as measured on this CPU
@@ -206,3 +208,15 @@ def test_an_opening_copy_has_its_own_bucket_until_its_match_alone_is_top() -> No
     assert confidence_bucket(6, opening=True) == OPENING_BUCKET != confidence_bucket(6)
     assert confidence_bucket(OPENING_MATCH, opening=True) == confidence_bucket(OPENING_MATCH) == 5
     assert confidence_bucket(6, resync=True, opening=True) == confidence_bucket(6, resync=True)
+
+
+def test_positions_past_the_evidence_are_shrunk_towards_the_prior_once() -> None:
+    # one window of four accepted whole says little of position 40: chained through every position,
+    # the same four passes were counted again and again and it read 1.0 there (a CPU edit's 48-row
+    # windows then broke at the next edit)
+    acc = Acceptance(prior=0.5, prior_weight=2.0, decay=1.0)
+    acc.update("ngram:greedy", 5, drafted=4, accepted=4)
+    r = acc.rates("ngram:greedy", 5, 48)
+    assert r[40] == pytest.approx((4 + 2 * 0.5) / (4 + 2))
+    assert r[4] == pytest.approx(r[40])  # nothing reached past position 3: the same pooled estimate
+    assert r[0] == pytest.approx((1 + 2 * 0.5) / (1 + 2))  # a reached position: its own evidence first

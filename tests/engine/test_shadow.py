@@ -114,8 +114,10 @@ def _run(drafter, prior: float):
 
 def test_a_distrusted_free_drafter_earns_its_windows_from_plain_passes() -> None:
     # the prior alone would keep it plain for good (no probe passes for free drafters)
+    # (two settled shadows, about 130 tokens, before its windows open: the prior is not washed out
+    # by counting the same evidence at every position)
     st = _run(Oracle(), prior=0.05)
-    assert st.verify_passes < 100 and st.accepted["ngram"] > 100
+    assert st.verify_passes < 150 and st.accepted["ngram"] > 50
 
 
 def test_a_trusted_free_drafter_that_misses_is_shelved_and_stays_shelved() -> None:
