@@ -138,6 +138,12 @@ def _heldout7() -> tuple[Workload, ...]:
     return HELDOUT7
 
 
+def _heldout8() -> tuple[Workload, ...]:
+    from engine.lab.benchdata.heldout8 import HELDOUT8
+
+    return HELDOUT8
+
+
 SUITES: dict[str, tuple[Workload, ...]] = {
     "quick": (EDIT_PY,),
     "edits": (EDIT_PY, EDIT_TS, EDIT_GO),
@@ -153,4 +159,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout5": _heldout5(),  # written after the ninth round (padded GPU passes)
     "heldout6": _heldout6(),  # written after the tenth round (picks overlapped with plain steps on a GPU)
     "heldout7": _heldout7(),  # written after the eleventh round (side-layout ratios by median pairs)
+    "heldout8": _heldout8(),  # written after the twelfth round (pooled acceptance shrunk to its prior once)
 }
