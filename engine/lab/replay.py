@@ -1,7 +1,7 @@
 """Record the plain outputs of bench workloads once, then replay the policy on them in virtual time.
 
     python -m engine.lab.replay record --suites edits,new,heldout --out outputs.json [--model X.gguf]
-    python -m engine.lab.replay replay outputs.json [--json]
+    python -m engine.lab.replay replay outputs.json [more.json ...] [--curve RESULT.json] [--json]
 
 ``record`` decodes each workload's first turn greedily (lossless: what any configuration emits)
 and keeps its prompt tokens, its output and the machine's verify-cost curve. ``replay`` runs the
@@ -50,27 +50,34 @@ def record(suites: list[str], out: Path, model: str) -> None:
     out.write_text(json.dumps({"verify_curve": curve, "workloads": rows}), encoding="utf-8")
 
 
-def replay(path: Path, curve_from: Path | None = None, pad: str = "", overlap: bool = False) -> dict:
-    """``curve_from``: a JSON file whose ``verify_curve`` replaces the recording's (another machine's);
-    ``pad``: verify passes padded up to these widths ("16,64": a GPU's), as engine.widths pads them;
-    ``overlap``: plain steps started before the pick, as on a GPU (engine.decoder.Target.overlap)."""
+def replay(path: Path | list[Path], curve_from: Path | None = None, pad: str = "", overlap: bool = False) -> dict:
+    """One recording or several (their workloads summarized together, each under its own curve
+    unless ``curve_from``). ``curve_from``: a JSON file whose ``verify_curve`` replaces the
+    recording's (another machine's); ``pad``: verify passes padded up to these widths ("16,64": a
+    GPU's), as engine.widths pads them; ``overlap``: plain steps started before the pick, as on a
+    GPU (engine.decoder.Target.overlap)."""
     from engine.lab.simulate import ceiling, simulate
 
-    data = json.loads(path.read_text(encoding="utf-8"))
-    points = json.loads(curve_from.read_text(encoding="utf-8"))["verify_curve"] if curve_from else data["verify_curve"]
-    curve = {int(k): float(v) for k, v in points.items()}
+    forced = json.loads(curve_from.read_text(encoding="utf-8"))["verify_curve"] if curve_from else None
     table = fixed_widths(tuple(int(w) for w in pad.split(","))) if pad else ()
     out: dict[str, dict] = {}
-    for name, wl in data["workloads"].items():
-        if wl["kind"] == "long":
-            out.update(_served(name, wl["turns"], curve, table, overlap))
-            continue
-        s = simulate(wl["prompt"], wl["output"], curve, pad_table=table, overlap=overlap)
-        plain, best = ceiling(wl["prompt"], wl["output"], padded_curve(curve, table))
-        out[name] = {"kind": wl["kind"], "speedup": round(s.speedup, 3), "tau": round(s.tau, 2),
-                     "ceiling": round(plain / best, 3) if best else 1.0}
+    for one in path if isinstance(path, list) else [path]:
+        data = json.loads(one.read_text(encoding="utf-8"))
+        curve = {int(k): float(v) for k, v in (forced or data["verify_curve"]).items()}
+        for name, wl in data["workloads"].items():
+            if name in out:
+                raise ValueError(f"{one}: workload {name} is in an earlier recording too")
+            if wl["kind"] == "long":
+                out.update(_served(name, wl["turns"], curve, table, overlap))
+                continue
+            s = simulate(wl["prompt"], wl["output"], curve, pad_table=table, overlap=overlap)
+            plain, best = ceiling(wl["prompt"], wl["output"], padded_curve(curve, table))
+            out[name] = {"kind": wl["kind"], "speedup": round(s.speedup, 3), "tau": round(s.tau, 2),
+                         "ceiling": round(plain / best, 3) if best else 1.0}
     edits = [r["speedup"] for r in out.values() if r["kind"] == "edit"]
-    summary = {"edits_geomean": round(math.exp(sum(map(math.log, edits)) / len(edits)), 3) if edits else None}
+    new = [r["speedup"] for r in out.values() if r["kind"] == "new"]
+    summary = {"edits_geomean": round(math.exp(sum(map(math.log, edits)) / len(edits)), 3) if edits else None,
+               "edits_worst": min(edits, default=None), "new_worst": min(new, default=None)}
     for name, r in out.items():
         if r["kind"] == "long":
             summary[f"{name} worst"] = min(r["requests"])
@@ -100,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--out", required=True)
     r.add_argument("--model", default="")
     p = sub.add_parser("replay")
-    p.add_argument("outputs")
+    p.add_argument("outputs", nargs="+", help="recordings, summarized together")
     p.add_argument("--json", action="store_true")
     p.add_argument("--curve", default="", help="a JSON file with another machine's verify_curve (a bench result)")
     p.add_argument("--pad", default="", help="verify passes padded up to these widths, such as 16,64 (a GPU's)")
@@ -111,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
 
         record(args.suites.split(","), Path(args.out), args.model or str(default_target_path()))
         return 0
-    res = replay(Path(args.outputs), Path(args.curve) if args.curve else None, args.pad, args.overlap)
+    res = replay([Path(o) for o in args.outputs], Path(args.curve) if args.curve else None, args.pad, args.overlap)
     if args.json:
         print(json.dumps(res, indent=2))
         return 0
