@@ -3,6 +3,7 @@ and a replayed multi-turn agent transcript."""
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from importlib import resources
 
@@ -96,52 +97,12 @@ def _long_run() -> Workload:
     return long_run()
 
 
-def _heldout() -> tuple[Workload, ...]:
-    from engine.lab.benchdata.heldout import HELDOUT  # its own module (it builds on this one's helpers)
-
-    return HELDOUT
-
-
-def _heldout2() -> tuple[Workload, ...]:
-    from engine.lab.benchdata.heldout2 import HELDOUT2
-
-    return HELDOUT2
-
-
-def _heldout3() -> tuple[Workload, ...]:
-    from engine.lab.benchdata.heldout3 import HELDOUT3
-
-    return HELDOUT3
-
-
-def _heldout4() -> tuple[Workload, ...]:
-    from engine.lab.benchdata.heldout4 import HELDOUT4
-
-    return HELDOUT4
-
-
-def _heldout5() -> tuple[Workload, ...]:
-    from engine.lab.benchdata.heldout5 import HELDOUT5
-
-    return HELDOUT5
-
-
-def _heldout6() -> tuple[Workload, ...]:
-    from engine.lab.benchdata.heldout6 import HELDOUT6
-
-    return HELDOUT6
-
-
-def _heldout7() -> tuple[Workload, ...]:
-    from engine.lab.benchdata.heldout7 import HELDOUT7
-
-    return HELDOUT7
-
-
-def _heldout8() -> tuple[Workload, ...]:
-    from engine.lab.benchdata.heldout8 import HELDOUT8
-
-    return HELDOUT8
+def _heldout(number: int) -> tuple[Workload, ...]:
+    """The numbered held-out set: ``heldout{N}.py`` holds ``HELDOUT{N}`` (the first has no number)."""
+    suffix = "" if number == 1 else str(number)
+    # imported late: each set's module builds on this one's helpers
+    module = importlib.import_module(f"engine.lab.benchdata.heldout{suffix}")
+    return getattr(module, f"HELDOUT{suffix}")
 
 
 SUITES: dict[str, tuple[Workload, ...]] = {
@@ -152,12 +113,12 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "new": (NEW_CODE,),
     "peer": (EDIT_PY, EDIT_TS, NEW_CODE),  # the side-by-side table against llama-server (--peer-server)
     "long": (_long_run(),),  # one engine serving about forty varied requests in a row
-    "heldout": _heldout(),  # written after tuning ended: edits and new code the engine was never tuned on
-    "heldout2": _heldout2(),  # written after the sixth round's tuning (this set has never been run before it)
-    "heldout3": _heldout3(),  # written after the seventh round's tuning
-    "heldout4": _heldout4(),  # written after the eighth round's tuning
-    "heldout5": _heldout5(),  # written after the ninth round (padded GPU passes)
-    "heldout6": _heldout6(),  # written after the tenth round (picks overlapped with plain steps on a GPU)
-    "heldout7": _heldout7(),  # written after the eleventh round (side-layout ratios by median pairs)
-    "heldout8": _heldout8(),  # written after the twelfth round (pooled acceptance shrunk to its prior once)
+    "heldout": _heldout(1),  # written after tuning ended: edits and new code the engine was never tuned on
+    "heldout2": _heldout(2),  # written after the sixth round's tuning (this set has never been run before it)
+    "heldout3": _heldout(3),  # written after the seventh round's tuning
+    "heldout4": _heldout(4),  # written after the eighth round's tuning
+    "heldout5": _heldout(5),  # written after the ninth round (padded GPU passes)
+    "heldout6": _heldout(6),  # written after the tenth round (picks overlapped with plain steps on a GPU)
+    "heldout7": _heldout(7),  # written after the eleventh round (side-layout ratios by median pairs)
+    "heldout8": _heldout(8),  # written after the twelfth round (pooled acceptance shrunk to its prior once)
 }
