@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from itertools import accumulate
 
 MAX_WINDOW = 64
-# An acceptance estimate shrinks towards the rate pooled over the positions just before it:
-# this many, and further back while they hold less evidence than this many passes.
-POOL_POSITIONS = 8
-POOL_EVIDENCE = 16.0
+# Each later position's estimate shrinks towards the rate pooled over all of them with this
+# many passes of weight: along a copy the chance of a break barely depends on the position, and
+# one break at a position that short windows never reach again must not close every window past it.
+POSITION_WEIGHT = 16.0
 # Speculate only when the estimate beats plain decode by this much: acceptance estimates
 # are noisy and a pass that loses costs for sure, so marginal windows are not worth it.
 SPECULATE_MARGIN = 0.10
@@ -153,13 +152,14 @@ class _Counts:
 class Acceptance:
     """P(draft position i accepted | positions < i accepted), per drafter and bucket.
 
-    Each position's estimate shrinks towards the rate pooled over the positions just before
-    it, itself shrunk towards the bucket's prior (position 0: the prior), so sparse positions
-    stay sensible and later positions follow the trend of the earlier ones. Not towards the previous
-    position's estimate: a copy that once broke at position 14 (an edit there) would pass that
-    one rejection on to every later position, which no window would then reach to correct,
-    and the windows would stop at 14 along every copy after. Old evidence decays so the
-    estimate tracks the workload.
+    Position 0 learns alone, shrunk towards the bucket's prior. Every later position shrinks
+    towards the rate pooled over all of them (itself shrunk towards the prior): a constant
+    chance of a break per token, which fits a copy (an edit breaks it where the file changes, not
+    at a position of the draft), with each position's own evidence moving it only once there is
+    much of it. Estimates by position alone trapped windows: a copy that once broke at position
+    8 read 0.67 there, short windows never reached position 8 again, and every window stayed
+    at 3 drafts along a file's unchanged half. Old evidence decays so the estimate tracks the
+    workload.
     """
 
     # Before any evidence: longer context matches are likelier to continue (n-gram buckets
@@ -168,9 +168,11 @@ class Acceptance:
     # A bucket plus a multiple of REGIME_STRIDE is the same evidence in another regime: same prior.
     BUCKET_PRIORS = {0: 0.6, 1: 0.3, 2: 0.45, 3: 0.65, 4: 0.85, 5: 0.95, RESYNC_BUCKET: 0.7, OPENING_BUCKET: 0.95}
 
-    def __init__(self, prior: float | None = None, prior_weight: float = 2.0, decay: float = 0.995) -> None:
+    def __init__(self, prior: float | None = None, prior_weight: float = 2.0, decay: float = 0.995,
+                 position_weight: float = POSITION_WEIGHT) -> None:
         self.prior = prior  # None: BUCKET_PRIORS
         self.prior_weight = prior_weight
+        self.position_weight = position_weight  # 0: each position by its own evidence alone
         self.decay = decay
         self._c: dict[tuple[str, int], _Counts] = {}
         self._cache: dict[tuple[str, int], dict[int, list[float]]] = {}  # rates() by key, then n
@@ -187,31 +189,18 @@ class Acceptance:
 
     def _rates(self, c: _Counts | None, bucket: int, n: int) -> list[float]:
         prior = self.prior if self.prior is not None else self.BUCKET_PRIORS.get(bucket % REGIME_STRIDE, 0.5)
-        if c is None:
+        if c is None or n <= 0:
             return [prior] * n
         w = self.prior_weight
-        out: list[float] = []
-        base = prior
-        reached_at, accepted_at = c.reached, c.accepted
-        # prefix sums: the pool over positions j..i is a difference of two of them
-        cum_r = list(accumulate(reached_at[:n], initial=0.0))
-        cum_a = list(accumulate(accepted_at[:n], initial=0.0))
-        j = 0  # the pool's first position: the largest that keeps POOL_POSITIONS and POOL_EVIDENCE
-        for i in range(n):
-            r = reached_at[i] + w
-            out.append((accepted_at[i] + w * base) / r if r > 0 else base)
-            # the next position's base: the last POOL_POSITIONS positions pooled, reaching
-            # further back while they hold less than POOL_EVIDENCE passes
-            top = i + 1
-            while j + 1 <= top - POOL_POSITIONS and cum_r[top] - cum_r[j + 1] >= POOL_EVIDENCE:
-                j += 1
-            reached = cum_r[top] - cum_r[j]
-            acc = cum_a[top] - cum_a[j]
-            # shrunk towards the bucket's prior once, not towards the last base: chained, the same
-            # evidence is counted again at every position, and past the deepest one reached the
-            # estimate climbs to its raw rate (four of four accepted: 1.0 at position 40)
-            base = (acc + w * prior) / (reached + w) if reached + w > 0 else base
-        return out
+        reached, accepted = c.reached, c.accepted
+        # position 0 (the draft's first token, where a short match is most often wrong) apart
+        first = (accepted[0] + w * prior) / (reached[0] + w) if reached[0] + w > 0 else prior
+        # the later positions' pooled rate, shrunk towards the bucket's prior
+        r, a = sum(reached[1:]), sum(accepted[1:])
+        pooled = (a + w * prior) / (r + w) if r + w > 0 else prior
+        s = self.position_weight
+        return [first] + [(accepted[i] + s * pooled) / (reached[i] + s) if reached[i] + s > 0 else pooled
+                          for i in range(1, n)]
 
     def update(self, drafter: str, bucket: int, drafted: int, accepted: int, start: int = 0) -> None:
         """One draft's outcome; positions before ``start`` were recorded by an earlier update."""

@@ -20,7 +20,7 @@ V = 50
 
 
 def test_feed_records_the_matched_prefix_and_the_first_miss() -> None:
-    acc = Acceptance(prior=0.5, prior_weight=0.0, decay=1.0)
+    acc = Acceptance(prior=0.5, prior_weight=0.0, decay=1.0, position_weight=0.0)  # the raw counts
     sink = Speculator(CostCurve({1: 1.0}), {}, acc)
     s = Shadow("ngram:greedy", 3, (7, 8, 9))
     assert not s.feed(7, sink) and not s.feed(8, sink)
@@ -135,7 +135,7 @@ def test_a_window_held_short_by_a_bad_position_grows_once_its_bonus_tokens_show_
     curve = CostCurve({1: 1.0, 2: 1.5, 4: 2.2, 8: 3.5, 16: 4.0})
     sp = Speculator(curve, {"ngram": DrafterSlot(Oracle())}, acc)
     assert sp._window(sp.slots["ngram"], "ngram:greedy", 1, 16, SpecConfig(drafters=("ngram",)), "greedy", []) == 2
-    assert acc.rates("ngram:greedy", 1, 3)[2] < 0.3
+    assert acc.rates("ngram:greedy", 1, 3)[2] < 0.5
     req = GenerateRequest((1, 2, 3), max_tokens=200, sampling=SamplingParams(temperature=0.0))
     # a still clock: the curve keeps its shape (this toy model's passes take microseconds)
     done = run(Target(CountingCtx()), Vocab(), [1, 2, 3], req, SpecConfig(drafters=("ngram",)), sp, lambda _e: None,
