@@ -60,6 +60,11 @@ COLD = REGIME_STRIDE  # bucket offset of the not-copying counterparts
 ECHO = 2 * REGIME_STRIDE  # ...and of those continuing the reply's own earlier text (new code repeating itself)
 START_TOKENS = 16  # a reply's first tokens, in which a short match opens no window
 REPLIES_KEPT = 8  # recent reply lengths; a catch-up at the prefill must pay over a short one of them
+# A followed proposal that the output has matched for m tokens: its continuation is estimated as
+# (m + RUN_WEIGHT * bucket rate) / (m + RUN_WEIGHT). Copies differ (one resumes a file, another
+# was a phrase), and one that has run is likelier the kind that runs on: a resumed copy's first
+# resync otherwise waited on the bucket's prior for eight plain steps with a 48-token match ahead.
+RUN_WEIGHT = 4.0
 GUARD_DECAY = 0.95  # weight of a pass in the throughput guard after each further pass
 GUARD_MIN_TOKENS = 8.0  # emitted tokens (decayed) before the guard judges a drafter
 
@@ -286,11 +291,13 @@ class Speculator:
             slot.quiet.pop(mode, None)  # new evidence: ask again at once
 
     def rates_from(self, key: str, bucket: int, offset: int, n: int) -> list[float]:
-        """Estimates for positions offset..offset+n-1 (past the last estimated position: the last's)."""
+        """Estimates for positions offset..offset+n-1 (past the last estimated position: the last's).
+        Past 0, the proposal's own ``offset`` matched tokens count for it beside its bucket's rate."""
         if offset == 0:
             return self.acceptance.rates(key, bucket, n)
         r = self.acceptance.rates(key, bucket, offset + n)[offset:]
-        return r + [r[-1] if r else self.acceptance.rates(key, bucket, MAX_WINDOW)[-1]] * (n - len(r))
+        r = r + [r[-1] if r else self.acceptance.rates(key, bucket, MAX_WINDOW)[-1]] * (n - len(r))
+        return [(offset + RUN_WEIGHT * x) / (offset + RUN_WEIGHT) for x in r]
 
     def _window(self, slot: DrafterSlot, key: str, bucket: int, max_k: int, spec: SpecConfig, mode: str,
                 hist: list[int], offset: int = 0) -> int:

@@ -192,6 +192,20 @@ def test_a_copy_followed_for_a_while_is_judged_by_its_bucket_at_the_position_it_
     assert sp.pick([1], spec, "greedy", 63, Shadow("ngram:greedy", 2, src[10:73], matched=10))[0] is None
 
 
+def test_a_followed_copy_with_no_evidence_in_its_bucket_opens_a_window_on_its_own_run() -> None:
+    # a reply's first resumed copy: the resync bucket holds nothing yet, so its prior (0.7) alone
+    # paid for no window on a CPU's curve, and plain steps ran along a 48-token match until a
+    # shadow's credit came in; six tokens of the proposal already matched count for it
+    src = tuple(range(100, 200))
+    cpu = CostCurve({1: 1.0, 2: 1.92, 4: 2.63, 5: 3.43, 8: 5.85, 16: 8.55, 28: 13.36, 32: 15.2, 64: 30.6})
+    sp = Speculator(cpu, {"ngram": DrafterSlot(_Copy(src[16:80]))}, Acceptance())
+    spec = SpecConfig(drafters=("ngram",))
+    assert sp.pick([1], spec, "greedy", 63, Shadow("ngram:greedy", 6, src[10:74], matched=1))[0] is None
+    d, b = sp.pick([1], spec, "greedy", 63, Shadow("ngram:greedy", 6, src[10:74], matched=6))
+    assert d is not None and b == 6 and sp.offset == 6 and d.tokens == src[16:16 + len(d.tokens)]
+    assert sp.rates_from("ngram:greedy", 6, 6, 4) > sp.rates_from("ngram:greedy", 6, 1, 4) > sp.acceptance.rates("ngram:greedy", 6, 4)
+
+
 def test_a_window_continuing_a_followed_copy_is_recorded_at_its_positions_and_followed_on() -> None:
     sink = Acceptance()
     sp = Speculator(CostCurve({1: 1.0, 2: 1.5, 4: 2.2, 8: 3.5, 16: 4.0}), {"ngram": DrafterSlot(Oracle())}, sink)
