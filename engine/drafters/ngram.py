@@ -34,6 +34,7 @@ CONFIRM = 2  # output tokens that must match a draft before its place becomes th
 RESYNC_MAX_MATCH = 16  # a draft that follows the anchor with a literal match this long is an ordinary copy
 RESYNC_MIN_RUN = 12  # output tokens the copy must have covered before following it counts as evidence
 OPENING_MIN = 6  # reply tokens that must all copy one place before a draft from there is an opening copy
+OPENING_PREAMBLE = 3  # ...after at most this many others: a code fence's first line (```python\n) where the prompt had none
 MAX_SOURCES = 256  # registered texts kept; the oldest registration goes first
 MAX_SOURCE_TOKENS = 1_000_000  # tokens kept over all registered texts (the index costs ~100x their size)
 
@@ -262,7 +263,7 @@ class NgramDrafter:
         said = n - self._reply_start if self._reply_start is not None else -1
         return Draft(tuple(src[pos : pos + max_len]), self.name, confidence=matched,
                      resync=resync and long_copy and matched < RESYNC_MAX_MATCH,
-                     opening=OPENING_MIN <= said <= matched,
+                     opening=OPENING_MIN <= matched and said - matched <= OPENING_PREAMBLE,
                      echo=sid == HISTORY and self._reply_start is not None and pos > self._reply_start)
 
     def _from_index(self, hist: list[int], max_len: int) -> Draft:
