@@ -121,4 +121,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout6": _heldout(6),  # written after the tenth round (picks overlapped with plain steps on a GPU)
     "heldout7": _heldout(7),  # written after the eleventh round (side-layout ratios by median pairs)
     "heldout8": _heldout(8),  # written after the twelfth round (pooled acceptance shrunk to its prior once)
+    "heldout9": _heldout(9),  # written after the thirteenth round (later positions pooled, a copy's own run)
 }
