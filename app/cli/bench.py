@@ -74,14 +74,15 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         print(f"tau: {e}", file=sys.stderr)
         return 1
     try:
-        results = run_bench(engine, args.suite, modes, configs, progress=ProgressBar(), rounds=args.rounds,
-                            paired=args.paired)
         if server is not None:
-            from engine.lab.benchpeer import attach_peers, run_llama_server
+            from engine.lab.benchpeer import run_beside_llama_server
 
-            peers = run_llama_server(engine, server, SUITES[args.suite], modes, args.rounds, progress=ProgressBar(),
-                                     log_dir=Path(args.out).parent if args.out else None)
-            results = attach_peers(results, peers)
+            results = run_beside_llama_server(engine, server, args.suite, modes, configs, args.rounds, args.paired,
+                                              progress=ProgressBar(),
+                                              log_dir=Path(args.out).parent if args.out else None)
+        else:
+            results = run_bench(engine, args.suite, modes, configs, progress=ProgressBar(), rounds=args.rounds,
+                                paired=args.paired)
     finally:
         engine.close()
     data = results_json(engine, args.suite, args.rounds, results)

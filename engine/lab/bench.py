@@ -6,7 +6,7 @@ Speedups are ratios against plain decoding of the same workload and mode.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from engine.lab.benchdata.workloads import SUITES, Workload
@@ -206,8 +206,11 @@ def run_bench(
     bracketed: bool = True,
     rounds: int = 1,
     paired: bool = False,
+    workloads: Sequence[Workload] | None = None,
 ) -> list[RunResult]:
-    """bracketed: run plain again after the other configurations and pool both (see ``bracket``).
+    """workloads: these of the suite's only (default: all of them).
+
+    bracketed: run plain again after the other configurations and pool both (see ``bracket``).
 
     paired: run each request of a workload in plain and the one other configuration back to
     back (``run_paired``), instead of bracketing whole runs.
@@ -228,7 +231,7 @@ def run_bench(
     chosen = [c for c in chosen if has_draft or not c.needs_draft]
     if not chosen or chosen[0].name != "plain":
         chosen = [CONFIGS[0]] + [c for c in chosen if c.name != "plain"]
-    workloads = SUITES[suite]
+    workloads = SUITES[suite] if workloads is None else workloads
     per_round = len(chosen) + (1 if bracketed and not paired and len(chosen) > 1 else 0)
     total = len(workloads) * len(modes) * per_round * rounds
     done = 0

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from engine.lab.bench import round_params
-from engine.lab.benchdata.workloads import Workload
+from engine.lab.bench import round_params, run_bench
+from engine.lab.benchdata.workloads import SUITES, Workload
 from engine.lab.benchresult import RunResult, pool
 from engine.lab.peer_server import PEER_PREFIX, LlamaServer, PeerConfig, run_configs
 
@@ -52,6 +52,23 @@ def run_llama_server(engine, binary: Path, workloads: Sequence[Workload], modes:
     run_configs(binary, ps.model_path, ps.draft_model_path, n_ctx=ps.n_ctx, threads=ps.threads,
                 gpu_layers=ps.gpu_layers, ask=ask, log_dir=log_dir)
     return [pool(rs) for rs in runs.values()]
+
+
+def run_beside_llama_server(engine, binary: Path, suite: str, modes: Sequence[str], configs: tuple[str, ...] | None,
+                            rounds: int = 1, paired: bool = False,
+                            progress: Callable[[str, float], None] | None = None,
+                            log_dir: Path | None = None) -> list[RunResult]:
+    """tau's configurations and then llama-server's on one workload at a time, so both sides of
+    each ratio run within minutes of each other: run as two blocks, a half-hour apart, a shared
+    machine that sped up in the second half put llama-server plain at 1.2x tau plain where the
+    two are within a few percent of each other run back to back."""
+    results: list[RunResult] = []
+    peers: list[RunResult] = []
+    for wl in SUITES[suite]:
+        results += run_bench(engine, suite, tuple(modes), configs, progress=progress, rounds=rounds, paired=paired,
+                             workloads=(wl,))
+        peers += run_llama_server(engine, binary, (wl,), modes, rounds, progress=progress, log_dir=log_dir)
+    return attach_peers(results, peers)
 
 
 def attach_peers(results: list[RunResult], peers: list[RunResult]) -> list[RunResult]:

@@ -107,3 +107,30 @@ def test_ratios_against_llama_server_plain_and_taus_plain() -> None:
     assert row["tau_plain_vs_llama_plain"] == 0.75 and row["tau_auto_vs_llama_plain"] == 1.5
     table = format_peer_table(out)
     assert "50.0 (llama-ngram-mod)" in table and "1.20x" in table
+
+
+def test_beside_llama_server_each_workload_runs_on_both_sides_before_the_next(tmp_path, monkeypatch) -> None:
+    # run as two blocks, tau's half-hour then llama-server's, a machine that sped up in between
+    # showed llama-server plain 1.2x faster than tau plain where back to back they were even
+    import engine.lab.benchpeer as bp
+
+    bin_dir, log = _fake_server(tmp_path)
+    one = Workload("one", "edit", (({"role": "user", "content": "a"},),), 4)
+    two = Workload("two", "edit", (({"role": "user", "content": "b"},),), 4)
+    monkeypatch.setattr(bp, "SUITES", {"pair": (one, two)})
+
+    def tau_side(engine, suite, modes, configs, progress=None, rounds=1, paired=False, workloads=None):
+        (wl,) = workloads
+        with open(log, "a") as f:
+            f.write(json.dumps({"tau": wl.name, "suite": suite}) + "\n")
+        return [RunResult(wl.name, m, "plain", 4, 10.0, 10.0, 1.0, [], {}, {}) for m in modes]
+
+    monkeypatch.setattr(bp, "run_bench", tau_side)
+    out = bp.run_beside_llama_server(StubEngine(str(tmp_path / "m.gguf")), bin_dir / "llama-server", "pair",
+                                     ("greedy",), ("plain",))
+    lines = [json.loads(x) for x in log.read_text().splitlines()]
+    order = [x["tau"] if "tau" in x else x["prompt"] for x in lines if isinstance(x, dict)]
+    assert order == ["one", "a|", "a|", "a|", "two", "b|", "b|", "b|"]  # three llama-server configurations each
+    peer_plain = [r for r in out if r.config == "llama-plain"]
+    assert [r.workload for r in peer_plain] == ["one", "two"] and all(r.vs_peer_plain == 1.0 for r in peer_plain)
+    assert all(r.vs_peer_plain == pytest.approx(10.0 / (4 / 0.04)) for r in out if r.config == "plain")

@@ -18,8 +18,7 @@ from pathlib import Path
 from engine import backend  # noqa: F401  (llama_cpp before numpy)
 from engine.config import EngineConfig
 from engine.lab.bench import run_bench
-from engine.lab.benchdata.workloads import SUITES
-from engine.lab.benchpeer import attach_peers, run_llama_server
+from engine.lab.benchpeer import run_beside_llama_server
 from engine.lab.benchreport import format_peer_table, format_table, results_json
 from engine.local import LocalEngine
 
@@ -47,12 +46,13 @@ def main(argv: list[str]) -> int:
           f"overlapped picks {eng.target.overlap}", flush=True)
     modes = ("greedy", "sampled")
     try:
-        res = run_bench(eng, suite, modes, tuple(configs.split(",")),
-                        progress=lambda m, f: print("..", m, flush=True), rounds=int(rounds), paired=paired)
+        say = lambda m, f: print("..", m, flush=True)  # noqa: E731
         if peer is not None:
-            peers = run_llama_server(eng, peer, SUITES[suite], modes, int(rounds),
-                                     progress=lambda m, f: print("..", m, flush=True), log_dir=Path(out).parent)
-            res = attach_peers(res, peers)
+            res = run_beside_llama_server(eng, peer, suite, modes, tuple(configs.split(",")), int(rounds), paired,
+                                          progress=say, log_dir=Path(out).parent)
+        else:
+            res = run_bench(eng, suite, modes, tuple(configs.split(",")), progress=say, rounds=int(rounds),
+                            paired=paired)
         data = results_json(eng, suite, int(rounds), res)
         data["pad_table"] = list(eng.ctx.pad_table)
         data["overlap_pick"] = eng.target.overlap
