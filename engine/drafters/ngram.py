@@ -34,7 +34,8 @@ CONFIRM = 2  # output tokens that must match a draft before its place becomes th
 RESYNC_MAX_MATCH = 16  # a draft that follows the anchor with a literal match this long is an ordinary copy
 RESYNC_MIN_RUN = 12  # output tokens the copy must have covered before following it counts as evidence
 OPENING_MIN = 6  # reply tokens that must all copy one place before a draft from there is an opening copy
-OPENING_PREAMBLE = 3  # ...after at most this many others: a code fence's first line (```python\n) where the prompt had none
+OPENING_PREAMBLE = 3  # ...after at most this many others that the source has shortly before the copy:
+OPENING_LOOKBACK = 256  # a code fence's first line above a file whose first lines (its docstring) the reply dropped
 MAX_SOURCES = 256  # registered texts kept; the oldest registration goes first
 MAX_SOURCE_TOKENS = 1_000_000  # tokens kept over all registered texts (the index costs ~100x their size)
 
@@ -263,8 +264,24 @@ class NgramDrafter:
         said = n - self._reply_start if self._reply_start is not None else -1
         return Draft(tuple(src[pos : pos + max_len]), self.name, confidence=matched,
                      resync=resync and long_copy and matched < RESYNC_MAX_MATCH,
-                     opening=OPENING_MIN <= matched and said - matched <= OPENING_PREAMBLE,
+                     opening=self._opening(src, pos, hist, matched, said),
                      echo=sid == HISTORY and self._reply_start is not None and pos > self._reply_start)
+
+    @staticmethod
+    def _opening(src: list[int], pos: int, hist: list[int], matched: int, said: int) -> bool:
+        """The reply so far copies this place, after at most a few tokens the source has just above
+        it (a fence line): prose that quotes the prompt after its own first words is no opening copy."""
+        if said < OPENING_MIN or matched < OPENING_MIN:
+            return False
+        pre = said - matched
+        if pre <= 0:
+            return True
+        if pre > OPENING_PREAMBLE:
+            return False
+        n, start = len(hist), pos - matched
+        lead = hist[n - said : n - matched]
+        lo = max(0, start - OPENING_LOOKBACK)
+        return any(src[i : i + pre] == lead for i in range(lo, start - pre + 1))
 
     def _from_index(self, hist: list[int], max_len: int) -> Draft:
         for k in self.key_lens:

@@ -142,11 +142,14 @@ def test_a_reply_that_has_only_copied_one_place_drafts_an_opening_copy() -> None
     assert early.tokens == tuple(file[OPENING_MIN - 1 : OPENING_MIN + 3]) and not early.opening
     hist.append(file[OPENING_MIN - 1])
     assert d.propose(hist, 4).opening  # six tokens of reply, every one of them a copy of the file
-    # a code fence's first line the prompt did not have (the file there began with its docstring,
-    # which the reply dropped): still an opening copy
-    d.take_in(prompt)
-    fenced = list(prompt) + [900, 901, 902] + file[:OPENING_MIN]
-    assert d.propose(fenced, 4).opening
+    # a code fence's first line above a file whose docstring the reply dropped: still an opening
+    # copy; the same three tokens not found above the copy (prose quoting the prompt) are not
+    doc = list(range(50, 60))
+    fenced_prompt = [1, 2, 3, 900, 901, 902] + doc + file + [4, 5, 6]
+    d.take_in(fenced_prompt)
+    assert d.propose(fenced_prompt + [900, 901, 902] + file[:OPENING_MIN], 4).opening
+    d.take_in(fenced_prompt)
+    assert not d.propose(fenced_prompt + [903, 904, 905] + file[:OPENING_MIN], 4).opening
     # a reply that said something else first is no opening copy, whatever it copies now
     d.take_in(prompt)
     other = list(prompt) + [900, 901, 902, 903] + file[:OPENING_MIN + 4]
