@@ -196,7 +196,7 @@ class Acceptance:
         # position 0 (the draft's first token, where a short match is most often wrong) apart
         first = (accepted[0] + w * prior) / (reached[0] + w) if reached[0] + w > 0 else prior
         # the later positions' pooled rate, shrunk towards the bucket's prior
-        r, a = sum(reached[1:]), sum(accepted[1:])
+        r, a = sum(reached[1 : c.depth]), sum(accepted[1 : c.depth])  # past depth: never reached
         pooled = (a + w * prior) / (r + w) if r + w > 0 else prior
         s = self.position_weight
         return [first] + [(accepted[i] + s * pooled) / (reached[i] + s) if reached[i] + s > 0 else pooled

@@ -74,6 +74,7 @@ class NgramDrafter:
         self._reply_start: int | None = None  # history length where this request's reply begins (take_in)
         # ((source, position), next position to index, token pair -> positions) around the anchor
         self._near: tuple[tuple[int, int], int, dict[tuple[int, int], list[int]]] | None = None
+        self._preamble_seen: tuple[tuple[int, ...] | None, bool] = (None, False)  # _opening's last scan
 
     # -- sources ---------------------------------------------------------------------------
     def add_source(self, key: str, tokens: Sequence[int]) -> None:
@@ -164,6 +165,7 @@ class NgramDrafter:
             self._last_run = self._anchor_start = 0
             self._reply_start = None
             self._near = None
+            self._preamble_seen = (None, False)
 
     def take_in(self, history: Sequence[int]) -> None:
         """Index ``history`` now (a prompt, while the target prefills it), so that the request's
@@ -171,6 +173,7 @@ class NgramDrafter:
         with self._lock:
             self._sync_history(history)
             self._reply_start = len(history)
+            self._preamble_seen = (None, False)  # a new reply: its preamble is another
 
     def propose(self, history: Sequence[int], max_len: int) -> Draft:
         with self._lock:
@@ -264,11 +267,10 @@ class NgramDrafter:
         said = n - self._reply_start if self._reply_start is not None else -1
         return Draft(tuple(src[pos : pos + max_len]), self.name, confidence=matched,
                      resync=resync and long_copy and matched < RESYNC_MAX_MATCH,
-                     opening=self._opening(src, pos, hist, matched, said),
+                     opening=self._opening(sid, src, pos, hist, matched, said),
                      echo=sid == HISTORY and self._reply_start is not None and pos > self._reply_start)
 
-    @staticmethod
-    def _opening(src: list[int], pos: int, hist: list[int], matched: int, said: int) -> bool:
+    def _opening(self, sid: int, src: list[int], pos: int, hist: list[int], matched: int, said: int) -> bool:
         """The reply so far copies this place, after at most a few tokens the source has just above
         it (a fence line): prose that quotes the prompt after its own first words is no opening copy."""
         if said < OPENING_MIN or matched < OPENING_MIN:
@@ -279,9 +281,13 @@ class NgramDrafter:
         if pre > OPENING_PREAMBLE:
             return False
         n, start = len(hist), pos - matched
-        lead = hist[n - said : n - matched]
-        lo = max(0, start - OPENING_LOOKBACK)
-        return any(src[i : i + pre] == lead for i in range(lo, start - pre + 1))
+        # the copy's start and the reply's preamble stay put while the copy runs: scan once per copy
+        key = (sid, start, n - said, pre)
+        if self._preamble_seen[0] != key:
+            lead = hist[n - said : n - matched]
+            lo = max(0, start - OPENING_LOOKBACK)
+            self._preamble_seen = (key, any(src[i : i + pre] == lead for i in range(lo, start - pre + 1)))
+        return self._preamble_seen[1]
 
     def _from_index(self, hist: list[int], max_len: int) -> Draft:
         for k in self.key_lens:

@@ -59,9 +59,8 @@ def run_beside_llama_server(engine, binary: Path, suite: str, modes: Sequence[st
                             progress: Callable[[str, float], None] | None = None,
                             log_dir: Path | None = None) -> list[RunResult]:
     """tau's configurations and then llama-server's on one workload at a time, so both sides of
-    each ratio run within minutes of each other: run as two blocks, a half-hour apart, a shared
-    machine that sped up in the second half put llama-server plain at 1.2x tau plain where the
-    two are within a few percent of each other run back to back."""
+    each ratio run within minutes of each other: run as two half-hour blocks, a shared machine
+    that sped up in the second half read every llama-server row faster than tau's."""
     results: list[RunResult] = []
     peers: list[RunResult] = []
     for wl in SUITES[suite]:

@@ -111,7 +111,7 @@ def test_ratios_against_llama_server_plain_and_taus_plain() -> None:
 
 def test_beside_llama_server_each_workload_runs_on_both_sides_before_the_next(tmp_path, monkeypatch) -> None:
     # run as two blocks, tau's half-hour then llama-server's, a machine that sped up in between
-    # showed llama-server plain 1.2x faster than tau plain where back to back they were even
+    # read every llama-server row faster than tau's
     import engine.lab.benchpeer as bp
 
     bin_dir, log = _fake_server(tmp_path)

@@ -45,8 +45,11 @@ def main(argv: list[str]) -> int:
     print(f"loaded in {time.time() - t0:.1f} s; {eng.info.backend}; pass rows {eng.ctx.pad_table}; "
           f"overlapped picks {eng.target.overlap}", flush=True)
     modes = ("greedy", "sampled")
+
+    def say(message: str, _fraction: float) -> None:
+        print("..", message, flush=True)
+
     try:
-        say = lambda m, f: print("..", m, flush=True)  # noqa: E731
         if peer is not None:
             res = run_beside_llama_server(eng, peer, suite, modes, tuple(configs.split(",")), int(rounds), paired,
                                           progress=say, log_dir=Path(out).parent)
