@@ -158,11 +158,13 @@ class Speculator:
                     continue
                 bucket = confidence_bucket(d.confidence, d.resync, d.opening)
                 early = len(self.recent) < START_TOKENS
-                if bucket in SPLIT:
+                # a long match of the reply's own text (new code repeating a block) is no file's copy:
+                # on the edits' top-bucket rate it opened 48-row windows that broke at 13 tokens
+                if bucket in SPLIT or (bucket == TOP_BUCKET and d.echo):
                     bucket += self._regime(d)
                 offset = 0
                 if (following is not None and following.key == key and following.bucket in CHAINED
-                        and bucket != TOP_BUCKET and following.leads(d.tokens)):
+                        and bucket % REGIME_STRIDE != TOP_BUCKET and following.leads(d.tokens)):
                     # the same copy, m tokens on: what follows m matched tokens of a proposal from its
                     # bucket, rather than a short match's bucket (a copy resumed after an edit waited
                     # for a 32-token match before its windows opened)

@@ -1,10 +1,11 @@
 """Record the plain outputs of bench workloads once, then replay the policy on them in virtual time.
 
-    python -m engine.lab.replay record --suites edits,new,heldout --out outputs.json [--model X.gguf]
+    python -m engine.lab.replay record --suites edits,new,heldout --out outputs.json [--model X.gguf] [--sampled SEED]
     python -m engine.lab.replay replay outputs.json [more.json ...] [--curve RESULT.json] [--json]
 
-``record`` decodes each workload's first turn greedily (lossless: what any configuration emits)
-and keeps its prompt tokens, its output and the machine's verify-cost curve. ``replay`` runs the
+``record`` decodes each workload's first turn greedily (lossless: what any configuration emits),
+or sampled at the agent's temperature 0.6, top-p 0.95 with ``--sampled SEED`` (one draw of what
+any configuration emits: sampled outputs stray from the source more often than greedy ones), and keeps its prompt tokens, its output and the machine's verify-cost curve. ``replay`` runs the
 shipped loop and policy against each output (``engine.lab.simulate``) and the ceiling of any
 window policy with the same overlay, so two versions of the policy can be compared on the same
 outputs and the same costs without the machine's noise: run ``replay`` at each commit.
@@ -21,7 +22,7 @@ from pathlib import Path
 from engine.widths import fixed_widths, padded_curve
 
 
-def record(suites: list[str], out: Path, model: str) -> None:
+def record(suites: list[str], out: Path, model: str, seed: int | None = None) -> None:
     from engine.config import EngineConfig
     from engine.lab.benchdata.workloads import SUITES
     from engine.lab.benchsim import turn_prompt
@@ -33,6 +34,8 @@ def record(suites: list[str], out: Path, model: str) -> None:
     try:
         curve = {str(k): float(v) for k, v in eng.profile["verify_curve"].items()}
         rows: dict[str, dict] = {}
+        sampling = (SamplingParams(temperature=0.0) if seed is None
+                    else SamplingParams(temperature=0.6, top_p=0.95, seed=seed))
         for suite in suites:
             for wl in SUITES[suite]:
                 if wl.name in rows:
@@ -41,7 +44,7 @@ def record(suites: list[str], out: Path, model: str) -> None:
                 for turn in wl.turns if wl.kind == "long" else wl.turns[:1]:  # a long run: every request
                     prompt = turn_prompt(eng, turn)
                     done = generate(eng, GenerateRequest(tuple(prompt), max_tokens=wl.max_tokens,
-                                                         sampling=SamplingParams(temperature=0.0)))
+                                                         sampling=sampling))
                     turns.append({"prompt": prompt, "output": list(done.token_ids)})
                     print(f"{wl.name}: {len(done.token_ids)} tokens", file=sys.stderr, flush=True)
                 rows[wl.name] = {"kind": wl.kind, "turns": turns} if wl.kind == "long" else {"kind": wl.kind, **turns[0]}
@@ -106,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--suites", default="edits,new,heldout")
     r.add_argument("--out", required=True)
     r.add_argument("--model", default="")
+    r.add_argument("--sampled", type=int, default=None, metavar="SEED",
+                   help="sample at temperature 0.6, top-p 0.95 with this seed instead of greedy")
     p = sub.add_parser("replay")
     p.add_argument("outputs", nargs="+", help="recordings, summarized together")
     p.add_argument("--json", action="store_true")
@@ -116,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "record":
         from engine.modelpack import default_target_path
 
-        record(args.suites.split(","), Path(args.out), args.model or str(default_target_path()))
+        record(args.suites.split(","), Path(args.out), args.model or str(default_target_path()), args.sampled)
         return 0
     res = replay([Path(o) for o in args.outputs], Path(args.curve) if args.curve else None, args.pad, args.overlap)
     if args.json:

@@ -251,3 +251,22 @@ def test_a_short_match_opens_no_window_in_the_first_tokens_of_a_reply() -> None:
     sp.saw(1)
     d, b = sp.pick([1], spec, "greedy", 40)
     assert d is not None and b == 4
+
+
+def test_a_long_match_of_the_replys_own_text_learns_apart_from_a_files_copies() -> None:
+    from engine.speculator import ECHO
+
+    class Echo(_Copy):
+        def propose(self, history: Sequence[int], max_len: int) -> Draft:
+            return Draft(self.tokens[:max_len], self.name, confidence=40, echo=True)  # 40 tokens of its own text
+
+    cpu = CostCurve({1: 1.0, 2: 1.92, 4: 2.63, 8: 5.85, 16: 8.55, 32: 15.2, 48: 21.3, 64: 30.6})
+    sp = Speculator(cpu, {"ngram": DrafterSlot(Echo(tuple(range(64))))}, Acceptance())
+    spec = SpecConfig(drafters=("ngram",))
+    for _ in range(40):  # an hour of edits: the top bucket's copies of a file ran on
+        sp.acceptance.update("ngram:greedy", 5, 64, 64)
+    sp.saw(30, 2)  # new code whose last lines repeated an earlier block
+    d, b = sp.pick([1], spec, "greedy", 63)
+    # new code repeating itself breaks where the block differs: a 48-row window on the edits'
+    # 0.999 cost a served request more than plain; on its own prior it stays short of that
+    assert d is not None and b == 5 + ECHO and len(d.tokens) <= 16
