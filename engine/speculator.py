@@ -58,6 +58,10 @@ COPYING_MIN = 8  # proposed tokens a reply needs before it counts as copying
 SPLIT = frozenset({1, 2, 3, 4, RESYNC_BUCKET})
 COLD = REGIME_STRIDE  # bucket offset of the not-copying counterparts
 ECHO = 2 * REGIME_STRIDE  # ...and of those continuing the reply's own earlier text (new code repeating itself)
+# A reply most of whose tokens so far were proposals copies whatever its last 32 did (a file
+# re-emitted with a function inserted: its resumed copy waited out 20 tokens on cold estimates)
+WHOLE_MIN = 64  # reply tokens before its whole share counts
+WHOLE_SHARE = 0.7  # share of them that were proposals
 START_TOKENS = 16  # a reply's first tokens, in which a short match opens no window
 REPLIES_KEPT = 8  # recent reply lengths; a catch-up at the prefill must pay over a short one of them
 # A followed proposal that the output has matched for m tokens: its continuation is estimated as
@@ -124,6 +128,7 @@ class Speculator:
         self.proposal: tuple[int, ...] = ()  # the last pick's whole proposal, its window cut from the front
         self.offset = 0  # the last pick continues a followed proposal: its bucket positions start here
         self.recent: deque[bool] = deque(maxlen=RECENT_TOKENS)  # this reply's last tokens: each one proposed?
+        self.said = [0, 0]  # this reply's tokens: proposed, all
         self.prefill_s_per_token = 0.0  # the target's, from the last long prefill (0 = not seen)
         self.replies: deque[int] = deque(maxlen=REPLIES_KEPT)  # recent replies' lengths in tokens
         self.calibration: dict[str, RequestCalibration] = {}  # this request's, by acceptance key
@@ -220,6 +225,7 @@ class Speculator:
         paid up front. It then shows as time to first token, not as a surprise in the first pass."""
         self.calibration = {}
         self.recent.clear()
+        self.said = [0, 0]
         curve = self.curve_for(mode)
         t1 = curve.cost(1)
         for name in spec.drafters:
@@ -268,7 +274,10 @@ class Speculator:
 
     @property
     def copying(self) -> bool:
-        """Most of the reply's recent tokens were proposals (an edit re-emitting its file)."""
+        """Most of the reply's recent tokens were proposals, or most of all its tokens (an edit
+        re-emitting its file, an inserted block or not)."""
+        if self.said[1] >= WHOLE_MIN and self.said[0] >= WHOLE_SHARE * self.said[1]:
+            return True
         return sum(self.recent) * 2 >= len(self.recent) + COPYING_MIN
 
     def _regime(self, d: Draft) -> int:
@@ -280,6 +289,8 @@ class Speculator:
     def saw(self, proposed: int, unproposed: int = 0) -> None:
         """Tokens of the reply that were (verified or shadowed) proposals, then ones that were not."""
         self.recent.extend([True] * proposed + [False] * unproposed)
+        self.said[0] += proposed
+        self.said[1] += proposed + unproposed
 
     def end(self, tokens: int) -> None:
         """A reply of ``tokens`` tokens was served."""

@@ -270,3 +270,16 @@ def test_a_long_match_of_the_replys_own_text_learns_apart_from_a_files_copies() 
     # new code repeating itself breaks where the block differs: a 48-row window on the edits'
     # 0.999 cost a served request more than plain; on its own prior it stays short of that
     assert d is not None and b == 5 + ECHO and len(d.tokens) <= 16
+
+
+def test_a_reply_that_copied_most_of_its_file_still_copies_after_an_inserted_block() -> None:
+    from engine.speculator import RECENT_TOKENS
+
+    sp = Speculator(CostCurve({1: 1.0, 2: 1.5, 4: 2.2}), {"ngram": DrafterSlot(Oracle())}, Acceptance())
+    sp.saw(200)  # 200 tokens of the file re-emitted
+    sp.saw(0, RECENT_TOKENS)  # then a new function: its last 32 tokens all unproposed
+    assert sp.copying  # its resumed copy is judged by the copies' estimates, not new code's
+    sp.begin([1], SpecConfig(drafters=("ngram",)), "greedy", 100)
+    sp.saw(20)
+    sp.saw(0, 60)  # new code that began by quoting 20 tokens is not copying
+    assert not sp.copying
