@@ -122,4 +122,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout7": _heldout(7),  # written after the eleventh round (side-layout ratios by median pairs)
     "heldout8": _heldout(8),  # written after the twelfth round (pooled acceptance shrunk to its prior once)
     "heldout9": _heldout(9),  # written after the thirteenth round (later positions pooled, a copy's own run)
+    "heldout10": _heldout(10),  # written after the fourteenth round (a reply echoing itself learns apart)
 }
