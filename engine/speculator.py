@@ -128,7 +128,7 @@ class Speculator:
         self.proposal: tuple[int, ...] = ()  # the last pick's whole proposal, its window cut from the front
         self.offset = 0  # the last pick continues a followed proposal: its bucket positions start here
         self.recent: deque[bool] = deque(maxlen=RECENT_TOKENS)  # this reply's last tokens: each one proposed?
-        self.said = [0, 0]  # this reply's tokens: proposed, all
+        self.said = self.said_proposed = 0  # this reply's tokens, and how many of them were proposals
         self.prefill_s_per_token = 0.0  # the target's, from the last long prefill (0 = not seen)
         self.replies: deque[int] = deque(maxlen=REPLIES_KEPT)  # recent replies' lengths in tokens
         self.calibration: dict[str, RequestCalibration] = {}  # this request's, by acceptance key
@@ -225,7 +225,7 @@ class Speculator:
         paid up front. It then shows as time to first token, not as a surprise in the first pass."""
         self.calibration = {}
         self.recent.clear()
-        self.said = [0, 0]
+        self.said = self.said_proposed = 0
         curve = self.curve_for(mode)
         t1 = curve.cost(1)
         for name in spec.drafters:
@@ -276,7 +276,7 @@ class Speculator:
     def copying(self) -> bool:
         """Most of the reply's recent tokens were proposals, or most of all its tokens (an edit
         re-emitting its file, an inserted block or not)."""
-        if self.said[1] >= WHOLE_MIN and self.said[0] >= WHOLE_SHARE * self.said[1]:
+        if self.said >= WHOLE_MIN and self.said_proposed >= WHOLE_SHARE * self.said:
             return True
         return sum(self.recent) * 2 >= len(self.recent) + COPYING_MIN
 
@@ -289,8 +289,8 @@ class Speculator:
     def saw(self, proposed: int, unproposed: int = 0) -> None:
         """Tokens of the reply that were (verified or shadowed) proposals, then ones that were not."""
         self.recent.extend([True] * proposed + [False] * unproposed)
-        self.said[0] += proposed
-        self.said[1] += proposed + unproposed
+        self.said_proposed += proposed
+        self.said += proposed + unproposed
 
     def end(self, tokens: int) -> None:
         """A reply of ``tokens`` tokens was served."""

@@ -5,7 +5,8 @@
 
 ``record`` decodes each workload's first turn greedily (lossless: what any configuration emits),
 or sampled at the agent's temperature 0.6, top-p 0.95 with ``--sampled SEED`` (one draw of what
-any configuration emits: sampled outputs stray from the source more often than greedy ones), and keeps its prompt tokens, its output and the machine's verify-cost curve. ``replay`` runs the
+any configuration emits: sampled outputs stray from the source more often than greedy ones), and
+keeps its prompt tokens, its output and the machine's verify-cost curve. ``replay`` runs the
 shipped loop and policy against each output (``engine.lab.simulate``) and the ceiling of any
 window policy with the same overlay, so two versions of the policy can be compared on the same
 outputs and the same costs without the machine's noise: run ``replay`` at each commit.
