@@ -17,6 +17,7 @@ class EngineConfig:
     cpu_extra_buffers: bool | None = None  # None = calibrated (engine.calibrate), else off on CPU
     kv_type: str = "f16"  # target KV type; the drafter's KV cache is always f16
     spec: str = "auto"  # off | ngram | draft | mtp | auto
+    draft_always: bool = False  # load the draft model even where the machine profile says it cannot pay
     ngram_key: int = 0  # 0 = default
     max_window: int = 0  # 0 = default
     memory_bandwidth_gbs: float = 0.0  # 0 = measure once and cache

@@ -23,6 +23,7 @@ from engine.decoder import run
 from engine.drafters.draft_model import DraftModelDrafter
 from engine.drafters.mtp import MtpDrafter
 from engine.drafters.ngram import DEFAULT_KEY_LEN, NgramDrafter
+from engine.draftload import draft_id, draft_pays
 from engine.gguf_info import GGUFError, GGUFInfo, read_gguf, vocab_mismatch
 from engine.memfit import FitError, check_fit
 from engine.peer_backend import PeerSettings
@@ -104,17 +105,6 @@ class LocalEngine:
         overlap = cfg.overlap_pick if cfg.overlap_pick is not None else self.gpu
         self.target = Target(self.ctx, self._side_prefill(cfg, ctx_kw, mtp=ctx is not None),
                              overlap=overlap and ctx is None)  # the MTP context's steps feed its head
-        self.draft_model = None
-        self.draft_ctx = None
-        if self.draft_gguf is not None:
-            say(f"loading draft {self.draft_gguf.name}", 0.5)
-            self.draft_model = backend.Model(cfg.draft_model_path or "", gpu_layers=cfg.gpu_layers,
-                                             extra_buffers=self.choice.extra_buffers)
-            self.draft_ctx = backend.Context(  # the drafter's KV stays f16: quantized KV collapses acceptance
-                self.draft_model, n_ctx=self.ctx.n_ctx, n_batch=cfg.n_batch, threads=self.choice.threads, kv_type="f16",
-                flash_attn=self.flash_attn if cfg.kv_type == "f16" else resolve_flash_attn(cfg.flash_attn, gpu=self.gpu,
-                                                                                           kv_type="f16"),
-            )
         # machine profile
         fa_key = "auto" if self.flash_attn is None else ("on" if self.flash_attn else "off")
         # one file per layout: a test or lab tool loading the plain layout re-measured the curve
@@ -127,6 +117,22 @@ class LocalEngine:
         prof = load_profile(ppath)
         dirty = False
         stale = prof.get("flash_attn", fa_key) != fa_key or prof.get("extra_buffers", self.model.extra_buffers) != self.model.extra_buffers
+        self.draft_model = None
+        self.draft_ctx = None
+        self.draft_note = ""  # why a configured draft model is not loaded ("" = loaded or none)
+        if self.draft_gguf is not None and not stale and not draft_pays(cfg, prof):
+            self.draft_note = "not loaded: it cannot pay on this machine's measured costs"
+            say(f"draft {self.draft_gguf.name} {self.draft_note}", 0.5)
+            self.draft_gguf = None
+        if self.draft_gguf is not None:
+            say(f"loading draft {self.draft_gguf.name}", 0.5)
+            self.draft_model = backend.Model(cfg.draft_model_path or "", gpu_layers=cfg.gpu_layers,
+                                             extra_buffers=self.choice.extra_buffers)
+            self.draft_ctx = backend.Context(  # the drafter's KV stays f16: quantized KV collapses acceptance
+                self.draft_model, n_ctx=self.ctx.n_ctx, n_batch=cfg.n_batch, threads=self.choice.threads, kv_type="f16",
+                flash_attn=self.flash_attn if cfg.kv_type == "f16" else resolve_flash_attn(cfg.flash_attn, gpu=self.gpu,
+                                                                                           kv_type="f16"),
+            )
         if "verify_curve" not in prof or prof.get("curve_version") != CURVE_VERSION or stale:
             say("measuring the verify-cost curve (once per model and machine)", 0.7)
             prof["verify_curve"] = {str(k): v for k, v in verify_curve(self.ctx, self.model.n_vocab).items()}
@@ -134,8 +140,9 @@ class LocalEngine:
             prof["flash_attn"] = fa_key
             prof["extra_buffers"] = self.model.extra_buffers
             dirty = True
-        if self.draft_ctx is not None and "draft_token_s" not in prof:
+        if self.draft_ctx is not None and ("draft_token_s" not in prof or prof.get("draft_model") != draft_id(cfg)):
             prof["draft_token_s"] = token_cost(self.draft_ctx, self.model.n_vocab)
+            prof["draft_model"] = draft_id(cfg)  # the cost is this draft model's
             dirty = True
         bw = cfg.memory_bandwidth_gbs or prof.get("stream_bandwidth_gbs", 0.0)
         if not bw and not self.gpu:

@@ -287,3 +287,12 @@ def choose_window(
         if early and (e + run * (n_top - k)) * unit * (1.0 + 1e-12) <= max(bar, best) * (floor[k + 2] + (k + 1) * per + fixed):
             break
     return Choice(best_k, best) if best > bar else Choice(0, 1.0)
+
+
+OPTIMISTIC_RATE = 0.9  # a costly drafter is worth asking only if it would pay at this acceptance
+
+
+def can_pay(curve: CostCurve, cost_per_token: float, max_k: int, rate: float = OPTIMISTIC_RATE) -> bool:
+    """Would a drafter costing ``cost_per_token`` seconds a drafted token beat plain decoding on
+    ``curve`` with some window of at most ``max_k``, were its drafts accepted at ``rate``?"""
+    return choose_window(curve, [rate] * max_k, max_k, cost_per_token).k > 0

@@ -20,6 +20,7 @@ from engine.policy import (
     TOP_BUCKET,
     Acceptance,
     CostCurve,
+    can_pay,
     choose_window,
     confidence_bucket,
     expected_tokens,
@@ -29,7 +30,6 @@ from engine.shadow import Shadow
 from engine.spec import SpecConfig
 
 PROBE_EVERY = 64  # passes between exploratory windows of a drafter the policy has shelved, at least
-OPTIMISTIC_RATE = 0.9  # a costly drafter is probed only if it would pay at this acceptance
 # ... and only as often as its cost (catching its context up, drafting, the wider pass) stays
 # under this share of the plain steps since the last one: after sitting out a 1000-token edit
 # the 0.5B drafter's catch-up on the 2-core CPU took seconds, and one such probe took an edit
@@ -333,7 +333,7 @@ class Speculator:
             return 0  # its unverified proposals are checked against plain passes for free (engine.shadow)
         slot.shelved_passes += 1
         if slot.shelved_passes >= PROBE_EVERY:  # keep the estimate honest: probe now and then
-            if cost > 0 and choose_window(curve, [OPTIMISTIC_RATE] * max_k, max_k, cost).k == 0:
+            if cost > 0 and not can_pay(curve, cost, max_k):
                 slot.shelved_passes = 0  # even a drafter that predicts well would not pay on this hardware
                 return 0
             k = min(PROBE_WINDOW, max_k)

@@ -69,7 +69,9 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
     try:
-        engine = cast("LocalEngine", load_local(cfg, progress=ProgressBar()))
+        # a configuration drafting with the model measures it even where auto would not load it
+        wants_draft = configs is None or any(c.needs_draft for c in CONFIGS if c.name in configs)
+        engine = cast("LocalEngine", load_local(cfg, progress=ProgressBar(), draft_always=wants_draft))
     except EngineOpenError as e:
         print(f"tau: {e}", file=sys.stderr)
         return 1

@@ -85,8 +85,9 @@ def resolve_model_paths(cfg: Config, progress: Progress | None = None) -> tuple[
     return target, draft
 
 
-def engine_config(cfg: Config, progress: Progress | None = None) -> EngineConfig:
-    """Map the app's Config onto the engine's EngineConfig (resolving the default model pack)."""
+def engine_config(cfg: Config, progress: Progress | None = None, *, draft_always: bool = False) -> EngineConfig:
+    """Map the app's Config onto the engine's EngineConfig (resolving the default model pack).
+    ``draft_always``: load the draft model even where the machine profile says it cannot pay."""
     target, draft = resolve_model_paths(cfg, progress)
     return EngineConfig(
         model_path=target,
@@ -107,12 +108,13 @@ def engine_config(cfg: Config, progress: Progress | None = None) -> EngineConfig
         cache_dir=str(cache_dir()),
         log_path=str(state_dir() / "llama.log"),
         calibrate=True,  # settings left on auto are measured once per model and machine
+        draft_always=draft_always,
     )
 
 
-def load_local(cfg: Config, progress: Progress | None = None) -> Engine:
+def load_local(cfg: Config, progress: Progress | None = None, *, draft_always: bool = False) -> Engine:
     """Load the model in-process (LocalEngine)."""
-    ecfg = engine_config(cfg, progress)
+    ecfg = engine_config(cfg, progress, draft_always=draft_always)
     _check_model_file(ecfg.model_path, "model")
     if ecfg.draft_model_path:
         _check_model_file(ecfg.draft_model_path, "draft model")

@@ -10,7 +10,7 @@ from engine.drafters.draft_model import DraftModelDrafter
 from engine.drafters.ngram import NgramDrafter
 from engine.policy import Acceptance, CostCurve
 from engine.spec import SpecConfig
-from engine.speculator import OPTIMISTIC_RATE, PROBE_EVERY, DrafterSlot, Speculator
+from engine.speculator import PROBE_EVERY, DrafterSlot, Speculator
 
 
 class CountingList(list):
@@ -82,14 +82,14 @@ def _plain_passes(history_len: int, passes: int) -> tuple[float, int, int, int]:
              "draft": DrafterSlot(drafter, lookup=False, initial_cost=0.006)}
     sp = Speculator(curve, slots, Acceptance(prior=0.05))
     checks = 0
-    real_choose = speculator_module.choose_window
+    real_can_pay = speculator_module.can_pay
 
-    def choose(curve, rates, max_k, *a, **kw):
+    def can_pay(*a, **kw):
         nonlocal checks
-        checks += bool(rates) and all(r == OPTIMISTIC_RATE for r in rates)
-        return real_choose(curve, rates, max_k, *a, **kw)
+        checks += 1
+        return real_can_pay(*a, **kw)
 
-    speculator_module.choose_window = choose  # type: ignore[assignment]
+    speculator_module.can_pay = can_pay  # type: ignore[assignment]
     try:
         hist = CountingList(int(x) for x in rng.integers(3, 40, history_len))
         spec = SpecConfig(drafters=("ngram", "draft"))
@@ -99,7 +99,7 @@ def _plain_passes(history_len: int, passes: int) -> tuple[float, int, int, int]:
             sp.pick(hist, spec, "greedy", 1000)
             hist.append(int(t))
     finally:
-        speculator_module.choose_window = real_choose
+        speculator_module.can_pay = real_can_pay
     return CountingList.reads / passes, ctx.decodes, proposals, checks
 
 
