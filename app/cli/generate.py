@@ -54,7 +54,7 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
     if args.temp < 0 or not 0 < args.top_p <= 1:
         raise UsageError("--temp must be >= 0 and --top-p in (0, 1]")
     try:
-        engine = load_local(cfg, progress=ProgressBar())
+        engine = load_local(cfg, progress=ProgressBar(), draft_always=args.spec == "draft")  # asked for by name
     except EngineOpenError as e:
         print(f"tau: {e}", file=sys.stderr)
         return 1
