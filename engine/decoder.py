@@ -157,7 +157,7 @@ def run(
     if len(prompt) - st.reused >= 64:  # long enough to say what a token of prefill costs
         speculator.prefill_s_per_token = (clock() - t_start) / (len(prompt) - st.reused)
     hist = list(prompt)
-    speculator.begin(hist, spec, mode, request.max_tokens)  # model drafters worth it take in the prompt now
+    speculator.begin(hist, spec, mode, request.max_tokens, model.is_eog)  # model drafters worth it take in the prompt now
     new = [sampler.sample(logits, hist)]
     st.passes = 1
     t_decode = clock()

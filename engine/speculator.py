@@ -132,6 +132,7 @@ class Speculator:
         self.prefill_s_per_token = 0.0  # the target's, from the last long prefill (0 = not seen)
         self.replies: deque[int] = deque(maxlen=REPLIES_KEPT)  # recent replies' lengths in tokens
         self.calibration: dict[str, RequestCalibration] = {}  # this request's, by acceptance key
+        self.is_stop: Callable[[int], bool] | None = None  # this request's end-of-generation tokens
 
     def curve_for(self, mode: str) -> CostCurve:
         """The cost curve of one sampling mode: a pass's host work (sampling every verified row
@@ -158,7 +159,7 @@ class Speculator:
                 continue
             key = f"{name}:{mode}"
             if slot.lookup:
-                d = slot.drafter.propose(hist, max_k)
+                d = self._to_stop(slot.drafter.propose(hist, max_k))
                 if not d.tokens:
                     continue
                 bucket = confidence_bucket(d.confidence, d.resync, d.opening)
@@ -191,7 +192,7 @@ class Speculator:
                 continue
             k = self._window(slot, key, 0, max_k, spec, mode, hist)
             if k > 0:
-                d = slot.drafter.propose(hist, k)
+                d = self._to_stop(slot.drafter.propose(hist, k))
                 if d.tokens:
                     return d, 0
             elif spec.adaptive:  # next asked in RECHECK_EVERY passes, or when a probe is due
@@ -217,13 +218,16 @@ class Speculator:
         t.start()
         return t.join
 
-    def begin(self, hist: list[int], spec: SpecConfig, mode: str, max_tokens: int) -> None:
-        """A new request, its prompt prefilled: discount costly drafters' old acceptance, and
+    def begin(self, hist: list[int], spec: SpecConfig, mode: str, max_tokens: int,
+              is_stop: Callable[[int], bool] | None = None) -> None:
+        """A new request, its prompt prefilled (``is_stop``: its end-of-generation tokens, past
+        which no draft is verified): discount costly drafters' old acceptance, and
         catch up with the prompt those worth drafting with, when what they would save over a
         short reply (the shortest quarter of the recent ones; at most max_tokens) pays for it
         twice over: a server mixes 25-token tool calls with whole files, and the catch-up is
         paid up front. It then shows as time to first token, not as a surprise in the first pass."""
         self.calibration = {}
+        self.is_stop = is_stop
         self.recent.clear()
         self.said = self.said_proposed = 0
         curve = self.curve_for(mode)
@@ -279,6 +283,17 @@ class Speculator:
         if self.said >= WHOLE_MIN and self.said_proposed >= WHOLE_SHARE * self.said:
             return True
         return sum(self.recent) * 2 >= len(self.recent) + COPYING_MIN
+
+    def _to_stop(self, d: Draft) -> Draft:
+        """The draft up to its first end-of-generation token: a copy of an earlier turn runs on into
+        the template's next turn, and rows past the end are verified for nothing (a 20-token tool
+        call matched in the transcript opened a window of dozens of rows)."""
+        stop = self.is_stop
+        if stop is not None:
+            for i, t in enumerate(d.tokens):
+                if stop(t):
+                    return cut(d, i + 1)
+        return d
 
     def _regime(self, d: Draft) -> int:
         """The bucket offset for where the draft comes from and whether the reply is copying."""

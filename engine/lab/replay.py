@@ -34,6 +34,7 @@ def record(suites: list[str], out: Path, model: str, seed: int | None = None) ->
     eng = LocalEngine.load(EngineConfig(model_path=model, n_ctx=8192, cache_dir=str(cache_dir()), calibrate=True))
     try:
         curve = {str(k): float(v) for k, v in eng.profile["verify_curve"].items()}
+        eog = eng.gguf.metadata.get("tokenizer.ggml.eos_token_id")  # the chat model's end of turn
         rows: dict[str, dict] = {}
         sampling = (SamplingParams(temperature=0.0) if seed is None
                     else SamplingParams(temperature=0.6, top_p=0.95, seed=seed))
@@ -46,7 +47,9 @@ def record(suites: list[str], out: Path, model: str, seed: int | None = None) ->
                     prompt = turn_prompt(eng, turn)
                     done = generate(eng, GenerateRequest(tuple(prompt), max_tokens=wl.max_tokens,
                                                          sampling=sampling))
-                    turns.append({"prompt": prompt, "output": list(done.token_ids)})
+                    # a reply that ended (not cut at its limit) ended with the end-of-turn token
+                    end = {"eog": eog} if done.finish_reason == "stop" and eog is not None else {}
+                    turns.append({"prompt": prompt, "output": list(done.token_ids), "max_tokens": wl.max_tokens, **end})
                     print(f"{wl.name}: {len(done.token_ids)} tokens", file=sys.stderr, flush=True)
                 rows[wl.name] = {"kind": wl.kind, "turns": turns} if wl.kind == "long" else {"kind": wl.kind, **turns[0]}
     finally:
@@ -74,7 +77,8 @@ def replay(path: Path | list[Path], curve_from: Path | None = None, pad: str = "
             if wl["kind"] == "long":
                 out.update(_served(name, wl["turns"], curve, table, overlap))
                 continue
-            s = simulate(wl["prompt"], wl["output"], curve, pad_table=table, overlap=overlap)
+            s = simulate(wl["prompt"], wl["output"], curve, pad_table=table, overlap=overlap, eog=wl.get("eog"),
+                         max_tokens=wl.get("max_tokens", 0))
             plain, best = ceiling(wl["prompt"], wl["output"], padded_curve(curve, table))
             out[name] = {"kind": wl["kind"], "speedup": round(s.speedup, 3), "tau": round(s.tau, 2),
                          "ceiling": round(plain / best, 3) if best else 1.0}
@@ -93,9 +97,10 @@ def _served(name: str, turns: list[dict], curve: dict[int, float], table: tuple[
     """A long run's requests in a row through one engine's speculation state: the whole run's
     speedup and each request's (the bar: none below plain). Greedy only: on a recorded output the
     sampled loop takes the same passes (the oracle puts all p on the recorded token)."""
-    from engine.lab.simulate import simulate_served
+    from engine.lab.simulate import Served, simulate_served
 
-    res = simulate_served([(t["prompt"], t["output"], "greedy") for t in turns], curve, pad_table=table, overlap=overlap)
+    res = simulate_served([Served(t["prompt"], t["output"], "greedy", t.get("eog"), t.get("max_tokens", 0)) for t in turns],
+                          curve, pad_table=table, overlap=overlap)
     plain, spec = sum(r.plain_s for r in res), sum(r.spec_s for r in res)
     out = {f"{name}/greedy": {"kind": "long", "speedup": round(plain / spec, 3) if spec else 1.0,
                               "tau": round(sum(r.tau for r in res) / len(res), 2) if res else 1.0, "ceiling": 0.0,

@@ -83,12 +83,15 @@ class OracleContext:
         pass
 
 
+@dataclass(frozen=True)
 class _Tokens:
+    eog: int | None = None  # the token that ended the recorded reply (None: it ran to its length)
+
     def piece(self, token: int) -> bytes:
         return b""
 
     def is_eog(self, token: int) -> bool:
-        return False
+        return token == self.eog
 
 
 @dataclass(frozen=True)
@@ -116,16 +119,21 @@ def simulate(
     speculator: Speculator | None = None,
     pad_table: tuple[int, ...] = (),
     overlap: bool = False,
+    eog: int | None = None,
+    max_tokens: int = 0,
 ) -> SimResult:
     """The shipped loop and policy against ``output``: fresh acceptance, as a bench run, unless
     ``speculator`` carries what earlier requests taught it (a long-running engine). ``pad_table``:
     verify passes padded as engine.widths pads them (the policy then sees the padded curve);
-    ``overlap``: plain steps started before the pick, as on a GPU (decoder.Target.overlap)."""
+    ``overlap``: plain steps started before the pick, as on a GPU (decoder.Target.overlap);
+    ``eog``: the end-of-generation token the reply ended with, and ``max_tokens`` the request's
+    limit (the loop then sees what a run sees: drafts may run past the reply's end)."""
     if not output:
         raise ValueError("nothing to replay")
     clock = VirtualClock()
-    vocab = n_vocab or max(list(prompt) + list(output)) + 1
-    ctx = OracleContext(prompt, output, vocab, CostCurve(dict(curve_points)), clock)
+    ended = list(output) + ([eog] if eog is not None else [])
+    vocab = n_vocab or max(list(prompt) + ended) + 1
+    ctx = OracleContext(prompt, ended, vocab, CostCurve(dict(curve_points)), clock)
     ctx.pad_table = pad_table
     if speculator is None:
         d = drafter()
@@ -133,25 +141,38 @@ def simulate(
         speculator = Speculator(CostCurve(padded_curve(curve_points, pad_table)), {d.name: DrafterSlot(d, lookup=True)})
     spec = spec or SpecConfig(drafters=tuple(speculator.slots))
     sampling = SamplingParams(temperature=0.0) if mode == "greedy" else SamplingParams(temperature=0.6, top_p=0.95, seed=1)
-    req = GenerateRequest(tuple(prompt), max_tokens=len(output), sampling=sampling)
-    done = run(Target(ctx, overlap=overlap), _Tokens(), prompt, req, spec, speculator, lambda _e: None, clock=clock)
+    limit = max(max_tokens, len(output) + 1) if eog is not None else len(output)
+    req = GenerateRequest(tuple(prompt), max_tokens=limit, sampling=sampling)
+    done = run(Target(ctx, overlap=overlap), _Tokens(eog), prompt, req, spec, speculator, lambda _e: None, clock=clock)
     if list(done.token_ids) != list(output):
         raise RuntimeError("the replay left the recorded output")  # would mean speculation changed it
     st = done.stats
-    # the first token comes from the prefill, in a timed run as here: n - 1 decode passes
-    return SimResult((len(output) - 1) * ctx.curve.cost(1), st.decode_s, st.tau,
+    # the first token comes from the prefill, in a timed run as here: n - 1 decode passes (the end token's too)
+    return SimResult((len(ended) - 1) * ctx.curve.cost(1), st.decode_s, st.tau,
                      sum(st.drafted.values()), sum(st.accepted.values()))
 
 
-def simulate_served(requests: Sequence[tuple[Sequence[int], Sequence[int], str]], curve_points: dict[int, float], *,
+@dataclass(frozen=True)
+class Served:
+    """One recorded request of a long run (``eog``, ``max_tokens``: as ``simulate`` takes them)."""
+
+    prompt: Sequence[int]
+    output: Sequence[int]
+    mode: str = "greedy"
+    eog: int | None = None
+    max_tokens: int = 0
+
+
+def simulate_served(requests: Sequence[Served], curve_points: dict[int, float], *,
                     spec: SpecConfig | None = None, pad_table: tuple[int, ...] = (),
                     overlap: bool = False) -> list[SimResult]:
-    """(prompt, output, mode) requests in a row through one speculator and overlay, as one
-    engine serves them: each request's speedup over plain after what the ones before taught it."""
+    """Requests in a row through one speculator and overlay, as one engine serves them: each
+    request's speedup over plain after what the ones before taught it."""
     d = NgramDrafter()
     speculator = Speculator(CostCurve(padded_curve(curve_points, pad_table)), {d.name: DrafterSlot(d, lookup=True)})
-    return [simulate(p, o, curve_points, spec=spec, mode=m, speculator=speculator, pad_table=pad_table, overlap=overlap)
-            for p, o, m in requests if o]
+    return [simulate(r.prompt, r.output, curve_points, spec=spec, mode=r.mode, speculator=speculator,
+                     pad_table=pad_table, overlap=overlap, eog=r.eog, max_tokens=r.max_tokens)
+            for r in requests if r.output]
 
 
 def matches(prompt: Sequence[int], output: Sequence[int], drafter: Drafter, max_len: int) -> list[int]:

@@ -64,10 +64,10 @@ def test_empty_output_is_refused() -> None:
 
 
 def test_requests_served_in_a_row_carry_what_the_first_taught_the_policy() -> None:
-    from engine.lab.simulate import simulate_served
+    from engine.lab.simulate import Served, simulate_served
 
     alone = [simulate(PROMPT, OUTPUT, CURVE, mode=m) for m in ("greedy", "greedy")]
-    served = simulate_served([(PROMPT, OUTPUT, "greedy"), (PROMPT, OUTPUT, "greedy"), (PROMPT, [], "greedy")], CURVE)
+    served = simulate_served([Served(PROMPT, OUTPUT), Served(PROMPT, OUTPUT), Served(PROMPT, [])], CURVE)
     assert len(served) == 2 and served[0] == alone[0]  # an empty output is skipped
     assert served[1] != alone[1] and served[1].speedup > alone[1].speedup  # the second starts knowing the copies pay
 
@@ -155,3 +155,14 @@ def test_the_bench_reports_the_worst_request_of_a_multi_turn_run() -> None:
     assert auto.worst_request == 0.75  # the second request ran at 15 tok/s where plain ran at 20
     assert auto.worst_timed_request == 2.0  # ...and it was 2 tokens long: of the others, the third is worst
     assert "worst request 0.75x (2.00x of 32+ tokens)" in format_table([plain, auto])
+
+
+def test_a_replay_that_knows_the_end_token_lets_drafts_run_past_the_reply_and_charges_its_pass() -> None:
+    # the reply copies the prompt's first block, which the prompt follows with an end token and more
+    prompt = [50, 51] + list(range(10, 40)) + [99] + list(range(60, 90)) + [52]
+    output = list(range(10, 40))
+    ended = simulate(prompt, output, CURVE, eog=99, max_tokens=200)
+    assert ended.plain_s == pytest.approx(len(output) * CURVE[1])  # the end token takes a pass too
+    cut = simulate(prompt, output, CURVE)  # windows never reach past the recorded output
+    assert cut.plain_s == pytest.approx((len(output) - 1) * CURVE[1])
+    assert ended.drafted > 0 and ended.accepted == ended.drafted  # drafts stop at the end token: none missed
