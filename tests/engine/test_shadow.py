@@ -12,7 +12,7 @@ from engine.drafters.base import Draft
 from engine.policy import Acceptance, CostCurve
 from engine.shadow import Shadow
 from engine.spec import SpecConfig
-from engine.speculator import DrafterSlot, Speculator
+from engine.speculator import EARLY_TOKENS, DrafterSlot, Speculator
 from engine.target import Target
 from engine.types import GenerateRequest, SamplingParams
 
@@ -134,6 +134,7 @@ def test_a_window_held_short_by_a_bad_position_grows_once_its_bonus_tokens_show_
         acc.update("ngram:greedy", 1, 3, 2)
     curve = CostCurve({1: 1.0, 2: 1.5, 4: 2.2, 8: 3.5, 16: 4.0})
     sp = Speculator(curve, {"ngram": DrafterSlot(Oracle())}, acc)
+    sp.saw(EARLY_TOKENS)  # past a reply's first tokens, where a window must expect more
     assert sp._window(sp.slots["ngram"], "ngram:greedy", 1, 16, SpecConfig(drafters=("ngram",)), "greedy", []) == 2
     assert acc.rates("ngram:greedy", 1, 3)[2] < 0.5
     req = GenerateRequest((1, 2, 3), max_tokens=200, sampling=SamplingParams(temperature=0.0))
@@ -283,3 +284,25 @@ def test_a_reply_that_copied_most_of_its_file_still_copies_after_an_inserted_blo
     sp.saw(20)
     sp.saw(0, 60)  # new code that began by quoting 20 tokens is not copying
     assert not sp.copying
+
+
+def test_a_window_in_a_replys_first_tokens_must_expect_to_double_plain_speed() -> None:
+    class Resync(_Copy):
+        def propose(self, history: Sequence[int], max_len: int) -> Draft:
+            return Draft(self.tokens[:max_len], self.name, confidence=11, resync=True)  # a resumed copy
+
+    def fresh() -> Speculator:
+        # a resumed copy at 0.8 a token: about 1.17x plain on this curve, a bet a long reply takes
+        cpu = CostCurve({1: 1.0, 2: 1.58, 4: 2.53, 8: 4.43, 16: 5.56})
+        sp = Speculator(cpu, {"ngram": DrafterSlot(Resync(tuple(range(40))))}, Acceptance(prior=0.8, prior_weight=1e6))
+        sp.begin([1], SpecConfig(drafters=("ngram",)), "greedy", 100)
+        return sp
+
+    spec = SpecConfig(drafters=("ngram",))
+    sp = fresh()
+    sp.saw(20)  # a tool call's first 20 tokens, copied from an earlier one: a miss now costs it a tenth
+    assert sp.pick([1], spec, "greedy", 40)[0] is None and sp.unverified is not None
+    sp = fresh()
+    sp.saw(EARLY_TOKENS)
+    d, b = sp.pick([1], spec, "greedy", 40)
+    assert d is not None and b == 6

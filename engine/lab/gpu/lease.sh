@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One device lease, step by step (each step is one short call; the machine goes back when idle,
-# so the calls follow each other at once). Files live in /tmp/lease on the device.
+# so the calls follow each other at once). Files live in /tmp/lease on the device. What the steps
+# carry (the stripped sdist, the wheels, the model chunks) comes from engine/lab/gpu/prepare.sh.
 #
 #   lease.sh setup SDIST.tgz WHEELS_DIR   unpack, install the pure-python wheels, start the CUDA build
 #   lease.sh chunk FILE                   add one model chunk (t.NN: target, d.NN: drafter)
