@@ -125,4 +125,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout10": _heldout(10),  # written after the fourteenth round (a reply echoing itself learns apart)
     "heldout11": _heldout(11),  # written after the fifteenth round (the KV state copy's buffer)
     "heldout12": _heldout(12),  # written after the sixteenth round (drafts cut at the end token)
+    "heldout13": _heldout(13),  # written after the seventeenth round (early windows must double plain)
 }
