@@ -9,7 +9,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from engine.drafters.base import Draft, Drafter
+from engine.drafters.base import Draft, Drafter, cut, until_stop
 from engine.drafters.model_drafter import common_prefix
 from engine.policy import (
     FOLLOWING_STEPS,
@@ -165,7 +165,7 @@ class Speculator:
                 continue
             key = f"{name}:{mode}"
             if slot.lookup:
-                d = self._to_stop(slot.drafter.propose(hist, max_k))
+                d = until_stop(slot.drafter.propose(hist, max_k), self.is_stop)
                 if not d.tokens:
                     continue
                 bucket = confidence_bucket(d.confidence, d.resync, d.opening)
@@ -198,7 +198,7 @@ class Speculator:
                 continue
             k = self._window(slot, key, 0, max_k, spec, mode, hist)
             if k > 0:
-                d = self._to_stop(slot.drafter.propose(hist, k))
+                d = until_stop(slot.drafter.propose(hist, k), self.is_stop)
                 if d.tokens:
                     return d, 0
             elif spec.adaptive:  # next asked in RECHECK_EVERY passes, or when a probe is due
@@ -289,17 +289,6 @@ class Speculator:
         if self.said >= WHOLE_MIN and self.said_proposed >= WHOLE_SHARE * self.said:
             return True
         return sum(self.recent) * 2 >= len(self.recent) + COPYING_MIN
-
-    def _to_stop(self, d: Draft) -> Draft:
-        """The draft up to its first end-of-generation token: a copy of an earlier turn runs on into
-        the template's next turn, and rows past the end are verified for nothing (a 20-token tool
-        call matched in the transcript opened a window of dozens of rows)."""
-        stop = self.is_stop
-        if stop is not None:
-            for i, t in enumerate(d.tokens):
-                if stop(t):
-                    return cut(d, i + 1)
-        return d
 
     def _regime(self, d: Draft) -> int:
         """The bucket offset for where the draft comes from and whether the reply is copying."""
@@ -422,11 +411,3 @@ def observe_pass(curve: CostCurve, n: int, seconds: float, pending: Pending | No
 
 def _nothing() -> None:
     return None
-
-
-def cut(d: Draft, k: int) -> Draft:
-    """The first k tokens of a draft (and of its q)."""
-    if len(d.tokens) <= k:
-        return d
-    probs = d.probs[:k] if d.probs is not None else None
-    return Draft(d.tokens[:k], d.source, probs, d.confidence, d.resync, d.opening, d.echo)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -25,6 +25,25 @@ class Draft:
 
     def __len__(self) -> int:
         return len(self.tokens)
+
+
+def cut(d: Draft, k: int) -> Draft:
+    """The first k tokens of a draft (and of its q)."""
+    if len(d.tokens) <= k:
+        return d
+    probs = d.probs[:k] if d.probs is not None else None
+    return Draft(d.tokens[:k], d.source, probs, d.confidence, d.resync, d.opening, d.echo)
+
+
+def until_stop(d: Draft, is_stop: Callable[[int], bool] | None) -> Draft:
+    """The draft up to its first end-of-generation token: a copy of an earlier turn runs on into
+    the template's next turn, and rows past the end would be verified for nothing (a 20-token tool
+    call matched in the transcript opened a window of dozens of rows)."""
+    if is_stop is not None:
+        for i, t in enumerate(d.tokens):
+            if is_stop(t):
+                return cut(d, i + 1)
+    return d
 
 
 @runtime_checkable
