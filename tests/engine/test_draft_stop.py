@@ -9,6 +9,7 @@ import numpy as np
 
 from engine.decoder import run
 from engine.drafters.ngram import NgramDrafter
+from engine.lab.simulate import OracleContext, VirtualClock, _Tokens
 from engine.policy import Acceptance, CostCurve
 from engine.spec import SpecConfig
 from engine.speculator import DrafterSlot, Speculator
@@ -22,38 +23,19 @@ NEXT_TURN = list(range(100, 160))  # what followed it there: the template's next
 PROMPT = [1, 2, *REPLY, EOG, *NEXT_TURN, 3]
 
 
-class Scripted:
-    """A model that answers ``REPLY`` then the end token, and counts the rows of its decode passes."""
+class Counting(OracleContext):
+    """The replay's oracle answering ``REPLY`` then the end token, counting the rows of its decode passes."""
 
-    n_ctx = 4096
+    rows = 0
 
-    def __init__(self) -> None:
-        self.rows = 0
-
-    def decode(self, tokens: Sequence[int], pos0: int, *, all_logits: bool) -> np.ndarray:
-        out = np.zeros((len(tokens), V), dtype=np.float32)
-        script = [*REPLY, EOG]
-        for j in range(len(tokens)):
-            i = pos0 + j + 1 - len(PROMPT)  # the reply token this row predicts
-            out[j, script[i] if 0 <= i < len(script) else 0] = 10.0
-        if pos0 >= len(PROMPT):
+    def decode(self, tokens: Sequence[int], pos: int, *, all_logits: bool) -> np.ndarray:
+        if pos >= len(self.prompt):
             self.rows += len(tokens)
-        return out if all_logits else out[-1:]
-
-    def truncate(self, pos: int) -> None:
-        pass
-
-
-class Vocab:
-    def piece(self, token: int) -> bytes:
-        return b"x"
-
-    def is_eog(self, token: int) -> bool:
-        return token == EOG
+        return super().decode(tokens, pos, all_logits=all_logits)
 
 
 def test_a_copy_of_an_earlier_turn_is_verified_up_to_its_end_token_and_no_further() -> None:
-    ctx = Scripted()
+    ctx = Counting(PROMPT, [*REPLY, EOG], V, CostCurve({1: 1.0}), VirtualClock())
     acc = Acceptance()
     for _ in range(20):  # the transcript's copies have run on: wide windows pay
         acc.update("ngram:greedy", 5, 64, 64)
@@ -61,7 +43,7 @@ def test_a_copy_of_an_earlier_turn_is_verified_up_to_its_end_token_and_no_furthe
     d = NgramDrafter()
     sp = Speculator(CostCurve({1: 1.0, 2: 1.1, 8: 1.3, 32: 1.8, 64: 2.5}), {d.name: DrafterSlot(d)}, acc)
     req = GenerateRequest(tuple(PROMPT), max_tokens=500, sampling=SamplingParams(temperature=0.0))
-    done = run(Target(ctx), Vocab(), PROMPT, req, SpecConfig(drafters=(d.name,)), sp, lambda _e: None,
+    done = run(Target(ctx), _Tokens(EOG), PROMPT, req, SpecConfig(drafters=(d.name,)), sp, lambda _e: None,
                clock=lambda: 0.0)
     assert list(done.token_ids) == REPLY and done.finish_reason == "stop"
     assert done.stats.accepted.get("ngram", 0) > 20  # the copy was verified in windows
@@ -75,7 +57,7 @@ def test_a_proposal_is_cut_after_its_end_token_and_kept_whole_without_one() -> N
     sp = Speculator(CostCurve({1: 1.0, 2: 1.1, 64: 2.5}), {d.name: DrafterSlot(d)}, Acceptance())
     spec = SpecConfig(drafters=(d.name,))
     hist = [*PROMPT, *REPLY[:40]]
-    sp.begin(hist, spec, "greedy", 500, Vocab().is_eog)
+    sp.begin(hist, spec, "greedy", 500, _Tokens(EOG).is_eog)
     sp.saw(40)
     draft, _ = sp.pick(hist, spec, "greedy", 64)
     proposed = draft.tokens if draft is not None else sp.unverified.tokens if sp.unverified else ()
