@@ -1,12 +1,14 @@
 """Per-machine load settings, measured once at first load: CPU weight layout, threads, flash attention.
 
 For every candidate a child process (``python -m engine.calibrate``) loads the model, times
-a short plain decode and a small verify pass, and prints one JSON line. Each weight layout
+a prompt's prefill, then a short plain decode and a verify pass at an edit's context length
+(flash attention's cost there differs from its cost in a near-empty context), and prints one
+JSON line. Each weight layout
 gets its own child, so a layout whose kernels crash (llama.cpp's AMX path died of SIGILL on
 one Xeon VM) kills only that child and is ruled out; the user's process never runs it. The
 choice minimises one plain step plus one verify pass (decode and verification together)
 and is cached beside the verify curve, keyed by CPU, llama.cpp build and model. Each child
-also times a prompt's prefill and a KV state copy: where the other layout (same threads and
+also times a KV state copy: where the other layout (same threads and
 flash attention) prefills enough faster, long prompt additions are computed on it
 (``engine.sideprefill``). Explicit settings in the config are never overridden, only the
 ones left on auto are calibrated.
@@ -26,11 +28,15 @@ from pathlib import Path
 from engine.config import EngineConfig
 from engine.profile import calibration_path, calibration_stem, load_profile, save_profile
 
-CALIBRATION_VERSION = 2
-VERIFY_ROWS = 8  # a typical verify window on CPU
-WARM_TOKENS = 64  # context before the timed steps: enough to touch every weight once
+CALIBRATION_VERSION = 3
+VERIFY_ROWS = 16  # an edit's verify windows on CPU run 16-64 rows
+WARM_TOKENS = 64  # context before the timed prefill: enough to touch every weight once
 STEPS = 4
-PREFILL_TOKENS = 192  # a timed prefill: one batch, as a prompt's new part is computed
+PREFILL_TOKENS = 960  # a timed prefill (two batches), which also brings the context to an edit's length
+# steps and passes are timed after this much context: at 64 tokens flash attention looked 4%
+# cheaper, at an edit's 1-2k tokens it made 8-32-row passes 6-22% dearer (MEASUREMENTS.md)
+CONTEXT_TOKENS = WARM_TOKENS + PREFILL_TOKENS
+N_BATCH = 512
 SIDE_GAIN = 1.15  # the other layout prefills at least this much faster, or no side context
 CHILD_TIMEOUT_S = 120.0
 
@@ -132,7 +138,7 @@ def _run(cmd: Sequence[str], timeout: float) -> tuple[int, str]:
     return p.returncode, p.stdout
 
 
-def measure(model_path: str, cands: Sequence[Candidate], *, n_ctx: int = 512, runner: Runner = _run,
+def measure(model_path: str, cands: Sequence[Candidate], *, n_ctx: int = 2048, runner: Runner = _run,
             python: str = sys.executable) -> tuple[list[Timing], list[str]]:
     """Time the candidates, one child process per weight layout. Returns (results, ruled-out layouts)."""
     results: list[Timing] = []
@@ -221,34 +227,35 @@ def describe(cache_dir: str, model_path: str, cfg: EngineConfig | None = None) -
 def _time_candidate(model, c: Candidate, n_ctx: int) -> tuple[float, float, float, float]:
     from engine.backend import Context
 
-    ctx = Context(model, n_ctx=n_ctx, n_batch=max(WARM_TOKENS, PREFILL_TOKENS), threads=c.threads, flash_attn=c.flash_attn)
+    ctx = Context(model, n_ctx=n_ctx, n_batch=N_BATCH, threads=c.threads, flash_attn=c.flash_attn)
     other = Context(model, n_ctx=n_ctx, n_batch=8, threads=c.threads, flash_attn=c.flash_attn)
     try:
         vocab = model.n_vocab
-        toks = [(7 * i + 3) % vocab for i in range(WARM_TOKENS + STEPS + VERIFY_ROWS + PREFILL_TOKENS + 1)]
+        at = CONTEXT_TOKENS
+        toks = [(7 * i + 3) % vocab for i in range(at + STEPS + VERIFY_ROWS + 1)]
         ctx.decode(toks[:WARM_TOKENS], 0, all_logits=False)
-        ctx.decode(toks[WARM_TOKENS:WARM_TOKENS + VERIFY_ROWS], WARM_TOKENS, all_logits=True)  # first-use costs
-        ctx.truncate(WARM_TOKENS)
+        t0 = time.perf_counter()
+        ctx.decode(toks[WARM_TOKENS:at], WARM_TOKENS, all_logits=False)
+        prefill = (time.perf_counter() - t0) / PREFILL_TOKENS
+        ctx.decode(toks[at:at + VERIFY_ROWS], at, all_logits=True)  # first-use costs of a wide pass
+        ctx.truncate(at)
         step = float("inf")
         for i in range(STEPS):
             t0 = time.perf_counter()
-            ctx.decode([toks[WARM_TOKENS + i]], WARM_TOKENS + i, all_logits=False)
+            ctx.decode([toks[at + i]], at + i, all_logits=False)
             step = min(step, time.perf_counter() - t0)
-        ctx.truncate(WARM_TOKENS)
+        ctx.truncate(at)
         verify = float("inf")
         for _ in range(2):
             t0 = time.perf_counter()
-            ctx.decode(toks[WARM_TOKENS:WARM_TOKENS + VERIFY_ROWS], WARM_TOKENS, all_logits=True)
+            ctx.decode(toks[at:at + VERIFY_ROWS], at, all_logits=True)
             verify = min(verify, time.perf_counter() - t0)
-            ctx.truncate(WARM_TOKENS)
-        t0 = time.perf_counter()
-        ctx.decode(toks[WARM_TOKENS:WARM_TOKENS + PREFILL_TOKENS], WARM_TOKENS, all_logits=False)
-        prefill = (time.perf_counter() - t0) / PREFILL_TOKENS
+            ctx.truncate(at)
         copy = float("inf")
         for _ in range(2):  # the first copy also allocates the buffer
             t0 = time.perf_counter()
             ok = ctx.copy_seq_to(other)
-            copy = min(copy, (time.perf_counter() - t0) / (WARM_TOKENS + PREFILL_TOKENS))
+            copy = min(copy, (time.perf_counter() - t0) / at)
         return step, verify, prefill, copy if ok else 0.0
     finally:
         other.close()

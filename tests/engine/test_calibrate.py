@@ -105,3 +105,42 @@ def test_tau_models_calibrates_on_request_and_shows_the_choice(tmp_path, monkeyp
     cal = json.loads(capsys.readouterr().out)["calibration"]
     assert "(calibrated)" in cal["status"]
     assert cal["threads"] == 1 and isinstance(cal["extra_buffers"], bool) and cal["step_ms"] > 0
+
+
+def test_the_child_times_steps_and_passes_at_an_edits_context_length(monkeypatch) -> None:
+    """Flash attention's cost grows with the context: timed in a near-empty one it looked cheaper
+    on a CPU where, at an edit's 1-2k tokens, it made every verify pass dearer."""
+    import engine.backend
+    from engine import calibrate as cal
+
+    timed: list[tuple[int, int, bool]] = []  # (position, rows, all_logits) of every pass
+
+    class Ctx:
+        def __init__(self, model, *, n_ctx, n_batch, threads, flash_attn) -> None:
+            self.n_ctx, self.kv = n_ctx, 0
+
+        def decode(self, tokens, pos0, *, all_logits):
+            assert pos0 == self.kv and pos0 + len(tokens) <= self.n_ctx
+            timed.append((pos0, len(tokens), all_logits))
+            self.kv = pos0 + len(tokens)
+
+        def truncate(self, pos):
+            self.kv = min(self.kv, pos)
+
+        def copy_seq_to(self, other):
+            return True
+
+        def close(self):
+            pass
+
+    class Model:
+        n_vocab = 300
+
+    monkeypatch.setattr(engine.backend, "Context", Ctx)
+    step, verify, prefill, copy = cal._time_candidate(Model(), Candidate(True, False, 2), 2048)
+    steps = [p for p, n, al in timed if n == 1]
+    passes = [p for p, n, al in timed if n == cal.VERIFY_ROWS and al]
+    assert len(steps) == cal.STEPS and len(passes) >= 2
+    assert min(steps + passes) >= 1000  # an edit's context, not the 64 tokens timed before
+    assert cal.VERIFY_ROWS >= 16
+    assert min(step, verify, prefill, copy) > 0
