@@ -126,4 +126,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout11": _heldout(11),  # written after the fifteenth round (the KV state copy's buffer)
     "heldout12": _heldout(12),  # written after the sixteenth round (drafts cut at the end token)
     "heldout13": _heldout(13),  # written after the seventeenth round (early windows must double plain)
+    "heldout14": _heldout(14),  # written after the eighteenth round (calibration at an edit's context length)
 }
