@@ -16,6 +16,7 @@ from pathlib import Path
 import llama_cpp  # noqa: I001  (must come before numpy)
 import numpy as np
 
+from engine import statebuf
 from engine.widths import rows_for
 
 KV_TYPES = {"f32": 0, "f16": 1, "q4_0": 2, "q8_0": 8, "bf16": 30}
@@ -329,23 +330,18 @@ class Context:
 
     def copy_seq_to(self, other: Context) -> bool:
         """Replace ``other``'s sequence 0 with this context's (KV cells and positions), through a
-        buffer kept for reuse; both contexts need the same KV type and flash-attention layout."""
+        buffer reserved once for both directions (engine.statebuf); both contexts need the same
+        KV type and flash-attention layout."""
         n = int(llama_cpp.llama_state_seq_get_size(self.ptr, 0))
-        buf = self._state_buf
+        buf = self._state_buf if self._state_buf is not None else other._state_buf
         if buf is None or buf.nbytes < n:
-            theirs = other._state_buf
-            if theirs is not None and theirs.nbytes >= n:
-                buf = theirs
-            else:
-                # numpy advises huge pages for a buffer this size: a zeroed ctypes array's first
-                # touch page by page cost 0.25-0.6 s on a VM whose page faults take 8 us each
-                buf = np.empty(max(n + n // 2, 1 << 20), np.uint8)  # headroom: the sequence grows
-            self._state_buf = buf  # one buffer for both directions
-            if theirs is None or theirs.nbytes < buf.nbytes:
-                other._state_buf = buf
+            tokens = int(llama_cpp.llama_memory_seq_pos_max(self.mem, 0)) + 1
+            buf = statebuf.reserve(max(statebuf.context_bytes(n, tokens, max(self.n_ctx, other.n_ctx)), n))
+        self._state_buf = other._state_buf = buf
         ptr = buf.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8))
         w = int(llama_cpp.llama_state_seq_get_data(self.ptr, ptr, n, 0))
-        other.clear()
+        # the cells only: zeroing the whole cache's data cost 6 ms a copy, and its cells hold finite values already
+        llama_cpp.llama_memory_clear(other.mem, False)
         if w == 0 or int(llama_cpp.llama_state_seq_set_data(other.ptr, ptr, w, 0)) == 0:
             other.clear()
             return False
