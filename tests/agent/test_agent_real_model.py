@@ -54,6 +54,22 @@ def engine(tmp_path_factory):
 
 
 @pytest.fixture
+def tmp_path(request):
+    """A workspace at the same path on every run: the system prompt names it, and under pytest's
+    numbered base directory (pytest-21 against pytest-22) the greedy answer of
+    test_run_reads_a_file_and_answers flipped with the number."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    d = Path(tempfile.gettempdir()) / "tau-real-model-tests" / request.node.name
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir(parents=True)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
 def use_engine(engine, monkeypatch):
     monkeypatch.setattr(opening, "override", lambda cfg, notify: Shared(engine))
     monkeypatch.setenv("TAU_TEMPERATURE", "0")
