@@ -75,6 +75,9 @@ REPLIES_KEPT = 8  # recent reply lengths; a catch-up at the prefill must pay ove
 # was a phrase), and one that has run is likelier the kind that runs on: a resumed copy's first
 # resync otherwise waited on the bucket's prior for eight plain steps with a 48-token match ahead.
 RUN_WEIGHT = 4.0
+# A proposal followed from a 2-7-token match that has run this many tokens into a copying reply's
+# 8-31-token match counts its run like a followed copy's (fewer: prose-like phrases opened windows)
+RUN_MIN = 12
 GUARD_DECAY = 0.95  # weight of a pass in the throughput guard after each further pass
 GUARD_MIN_TOKENS = 8.0  # emitted tokens (decayed) before the guard judges a drafter
 
@@ -175,12 +178,17 @@ class Speculator:
                 if bucket in SPLIT or (bucket == TOP_BUCKET and d.echo):
                     bucket += self._regime(d)
                 offset = 0
-                if (following is not None and following.key == key and following.bucket in CHAINED
-                        and bucket % REGIME_STRIDE != TOP_BUCKET and following.leads(d.tokens)):
-                    # the same copy, m tokens on: what follows m matched tokens of a proposal from its
-                    # bucket, rather than a short match's bucket (a copy resumed after an edit waited
-                    # for a 32-token match before its windows opened)
-                    bucket, offset = following.bucket, following.position
+                if (following is not None and following.key == key and bucket % REGIME_STRIDE != TOP_BUCKET
+                        and following.leads(d.tokens)):
+                    if following.bucket in CHAINED:
+                        # the same copy, m tokens on: what follows m matched tokens of a proposal from its
+                        # bucket, rather than a short match's bucket (a copy resumed after an edit waited
+                        # for a 32-token match before its windows opened)
+                        bucket, offset = following.bucket, following.position
+                    elif bucket in CHAINED and following.matched >= RUN_MIN:
+                        # a short match's proposal that ran into a copying reply's longer match: its run
+                        # counts too (a resumed copy sat out 28 matched tokens on its bucket's rates)
+                        offset = following.position
                 # a reply's first tokens risk no window on a short match: which kind of reply it is
                 # (a tool call, a file, prose) is not known yet, and a failed pass there costs a
                 # short reply a tenth of its time

@@ -306,3 +306,32 @@ def test_a_window_in_a_replys_first_tokens_must_expect_to_double_plain_speed() -
     sp.saw(EARLY_TOKENS)
     d, b = sp.pick([1], spec, "greedy", 40)
     assert d is not None and b == 6
+
+
+def test_a_short_match_that_ran_into_a_copys_longer_match_counts_its_run() -> None:
+    from engine.speculator import RUN_MIN
+
+    # a copy resumed after an edit was first proposed on a 2-3-token match (bucket 1, not followed
+    # as a copy); the plain steps matched it on while the drafter's own context match grew to 16
+    # tokens (bucket 4, whose copies break early as often as not): 28 matched tokens sat out
+    src = tuple(range(100, 200))
+    cpu = CostCurve({1: 1.0, 2: 2.0, 4: 3.2, 8: 5.1, 16: 6.2, 32: 10.9, 64: 19.4})
+    acc = Acceptance()
+    for _ in range(20):  # bucket 4: a third of its copies break at once, a third after three tokens
+        acc.update("ngram:greedy", 4, 6, 0)
+        acc.update("ngram:greedy", 4, 6, 3)
+        acc.update("ngram:greedy", 4, 6, 6)
+    sp = Speculator(cpu, {"ngram": DrafterSlot(_Copy(src[40:100]))}, acc)
+    sp.saw(60, 4)  # the reply copies its file
+    spec = SpecConfig(drafters=("ngram",))
+    assert sp.pick([1], spec, "greedy", 60)[0] is None  # the bucket's rates alone do not pay on this curve
+    short_run = Shadow("ngram:greedy", 1, src[40 - RUN_MIN + 1:100], matched=RUN_MIN - 1)
+    assert sp.pick([1], spec, "greedy", 60, short_run)[0] is None  # a few tokens run: still a phrase
+    ran = Shadow("ngram:greedy", 1, src[40 - RUN_MIN:100], matched=RUN_MIN)
+    d, b = sp.pick([1], spec, "greedy", 60, ran)
+    assert d is not None and b == 4 and sp.offset == RUN_MIN and d.tokens == src[40:40 + len(d.tokens)]
+    # not another copy's tokens, and not in a reply that is not copying (prose quoting its prompt)
+    assert sp.pick([1], spec, "greedy", 60, Shadow("ngram:greedy", 1, (7,) * 80, matched=RUN_MIN + 8))[0] is None
+    sp.begin([1], spec, "greedy", 100)
+    sp.saw(0, 30)
+    assert sp.pick([1], spec, "greedy", 60, ran)[0] is None
