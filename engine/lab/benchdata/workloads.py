@@ -128,4 +128,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout13": _heldout(13),  # written after the seventeenth round (early windows must double plain)
     "heldout14": _heldout(14),  # written after the eighteenth round (calibration at an edit's context length)
     "heldout15": _heldout(15),  # written after the nineteenth round (one reserved buffer for KV state copies)
+    "heldout16": _heldout(16),  # written after the twentieth round (a short match's followed run counts)
 }
