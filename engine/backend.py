@@ -336,7 +336,7 @@ class Context:
         buf = self._state_buf if self._state_buf is not None else other._state_buf
         if buf is None or buf.nbytes < n:
             tokens = int(llama_cpp.llama_memory_seq_pos_max(self.mem, 0)) + 1
-            buf = statebuf.reserve(max(statebuf.context_bytes(n, tokens, max(self.n_ctx, other.n_ctx)), n))
+            buf = statebuf.reserve(statebuf.context_bytes(n, tokens, max(self.n_ctx, other.n_ctx)))
         self._state_buf = other._state_buf = buf
         ptr = buf.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8))
         w = int(llama_cpp.llama_state_seq_get_data(self.ptr, ptr, n, 0))

@@ -75,8 +75,9 @@ REPLIES_KEPT = 8  # recent reply lengths; a catch-up at the prefill must pay ove
 # was a phrase), and one that has run is likelier the kind that runs on: a resumed copy's first
 # resync otherwise waited on the bucket's prior for eight plain steps with a 48-token match ahead.
 RUN_WEIGHT = 4.0
-# A proposal followed from a 2-7-token match that has run this many tokens into a copying reply's
-# 8-31-token match counts its run like a followed copy's (fewer: prose-like phrases opened windows)
+# A followed proposal born outside the chained buckets (a 2-7-token match, or one seen before the
+# reply copied) that has matched this many tokens counts its run like a followed copy's once the
+# drafter's own match is in a chained bucket of a copying reply (fewer: prose-like phrases opened windows)
 RUN_MIN = 12
 GUARD_DECAY = 0.95  # weight of a pass in the throughput guard after each further pass
 GUARD_MIN_TOKENS = 8.0  # emitted tokens (decayed) before the guard judges a drafter

@@ -31,6 +31,6 @@ def reserve(nbytes: int) -> np.ndarray:
 
 def context_bytes(state_bytes: int, tokens: int, n_ctx: int) -> int:
     """A reservation for a full context from one state's size: its per-token share times the
-    context, plus the state's fixed part and some slack."""
+    context, plus the state's fixed part and some slack; never less than the state itself."""
     per_token = state_bytes / max(tokens, 1)
-    return int(per_token * n_ctx * 1.02) + (1 << 20)
+    return max(int(per_token * n_ctx * 1.02) + (1 << 20), state_bytes)
