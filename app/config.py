@@ -82,6 +82,7 @@ class Config:
     theme: str = "tau-dark"
     endpoint: str = ""  # OpenAI-compatible endpoint instead of a local model
     local: bool = False  # always load in-process, even when a tau server holds the model
+    prime: bool = True  # compute the conversation's prompt while the user types (interactive sessions)
     api_key: str = ""
     # shell sandbox (tools.sandbox); also written as a [shell] table: network = true
     shell_sandbox: bool = True  # run_shell inside bubblewrap when it is installed

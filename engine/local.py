@@ -44,6 +44,9 @@ from engine.worker import OwnerThread
 Progress = Callable[[str, float], None]
 
 
+PRIME_CHUNK = 512  # tokens a prime computes between looks at its cancel token (about 2 s on a 2-core CPU)
+
+
 class EngineError(RuntimeError):
     """Loading or running the engine failed; the message is one line for the user."""
 
@@ -343,7 +346,7 @@ class LocalEngine:
             done = replace(done, stats=replace(done.stats, first_token_s=first,
                                                ceiling_tok_s=self.ceiling_tok_s or done.stats.ceiling_tok_s))
             if done.error is None:
-                self._save_prefix(prompt, done.stats)
+                self._save_prefix(prompt, done.stats.prompt_tokens - done.stats.reused_tokens)
             return done
         except backend.BackendError as e:
             self.target.rollback(0)
@@ -362,14 +365,42 @@ class LocalEngine:
         if toks:
             self.prefix_cache.touch(m)
 
-    def _save_prefix(self, prompt: Sequence[int], stats: GenStats) -> None:
+    def _save_prefix(self, prompt: Sequence[int], fresh: int) -> None:
         pc = self.prefix_cache
-        if pc is None or not pc.should_save(prompt, stats.prompt_tokens - stats.reused_tokens, len(self.target.kv)):
+        if pc is None or not pc.should_save(prompt, fresh, len(self.target.kv)):
             return
         self.target.home()
         path = pc.path_for(self.target.kv)
         if self.ctx.save_state(path, self.target.kv):
             pc.saved(path, self.target.kv)
+
+    def prime(self, prompt: str | Sequence[int], cancel: CancelToken | None = None) -> int:
+        """Compute ``prompt``'s KV cache now, ahead of a request that starts with it (the TUI primes
+        its conversation while the user types), and save it as a prefix state for later processes.
+        Computed in chunks so that a cancel (closing) waits for one chunk at most; returns the
+        tokens computed afresh."""
+        if self._closed:
+            return 0
+        toks = list(prompt) if not isinstance(prompt, str) else self.tokenize(prompt)
+
+        def job() -> int:
+            if not toks or (cancel is not None and cancel.cancelled):
+                return 0
+            try:
+                self._restore_prefix(toks)
+                self.target.home()
+                start = done = common_prefix(self.target.kv, toks)
+                while done < len(toks) and not (cancel is not None and cancel.cancelled):
+                    done = min(done + PRIME_CHUNK, len(toks))
+                    self.target.prefill(toks[:done])
+            except backend.BackendError:
+                self.target.rollback(0)  # as after a failed request: the next prefill starts over
+                return 0
+            if done > start:
+                self._save_prefix(toks[:done], done - start)
+            return done - start
+
+        return cast(int, self._owner.call(job))
 
     def next_token_gap(self, tokens: Sequence[int]) -> float:
         """The target's top-2 logit gap for the token after ``tokens`` (one plain prefill, reusing

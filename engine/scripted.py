@@ -57,6 +57,7 @@ class ScriptedEngine:
         self.prompts: list[str] = []
         self.requests: list[GenerateRequest] = []
         self.contexts: dict[str, str] = {}
+        self.primed: list[str] = []  # prompts given to prime(), in order
         self.closed = False
         # replies are scripted in a family's wire format: Qwen's unless the test names another
         self._info = ModelInfo(name=name, path="<scripted>", n_ctx=n_ctx, arch="scripted", quant="none",
@@ -87,6 +88,13 @@ class ScriptedEngine:
 
     def close(self) -> None:
         self.closed = True
+
+    def prime(self, prompt: str, cancel: CancelToken | None = None) -> int:
+        if cancel is not None and cancel.cancelled:
+            return 0
+        with self._lock:
+            self.primed.append(prompt)
+        return self.count_tokens(prompt)
 
     def stream(self, request: GenerateRequest, cancel: CancelToken | None = None) -> Iterator[EngineEvent]:
         t0 = time.perf_counter()

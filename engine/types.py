@@ -250,6 +250,21 @@ class Engine(Protocol):
     def close(self) -> None: ...
 
 
+@runtime_checkable
+class Primes(Protocol):
+    """An engine that can compute a prompt's KV cache ahead of the request that will start with it."""
+
+    def prime(self, prompt: str, cancel: CancelToken | None = None) -> int:
+        """Compute ``prompt`` now (blocking; idle time, such as while the user types); returns
+        the tokens computed afresh. The next request sharing its prefix pays only for the rest."""
+        ...
+
+
+def prime(engine: Engine, prompt: str, cancel: CancelToken | None = None) -> int:
+    """``engine.prime`` where the engine has it; 0 (nothing computed) where it does not."""
+    return engine.prime(prompt, cancel) if isinstance(engine, Primes) else 0
+
+
 def generate(engine: Engine, request: GenerateRequest, cancel: CancelToken | None = None) -> DoneEvent:
     """Run a request to completion and return its DoneEvent."""
     done: DoneEvent | None = None

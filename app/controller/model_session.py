@@ -23,9 +23,11 @@ from app.controller.errorlog import ErrorLog
 from app.controller.results import CommandResult, Problem
 from app.controller.statsfmt import SessionStats
 from app.events import AgentEvent, EngineStatsEvent, ErrorEvent, Final
-from engine.types import CancelToken, Engine, GenStats
+from engine.types import CancelToken, Engine, GenStats, prime
 from themes import DEFAULT_THEME, ThemeSpec, load_themes
 from tools.permissions_types import ApprovalDecision, ApprovalRequest, Approver
+
+REPRIME = frozenset({"clear", "compact"})  # commands that replace the conversation's prompt
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,8 @@ class ModelSession:
         self.last_stats: GenStats | None = None
         self.context = (0, 0)  # tokens of the conversation, the model's context length
         self.turn: Turn | None = None
+        self.primed: threading.Thread | None = None  # the last prime, while the user types
+        self._closing = CancelToken()
         self._on_event = on_event
         self._approver = approver
         self._agent_factory = setup.agent_factory or default_agent_factory
@@ -138,9 +142,29 @@ class ModelSession:
             return Problem(self.errors.exception("could not start the model", e), "error")
         self.agent.mode = self._mode
         self._note_context()
+        self.prime()
         return None
 
+    def prime(self) -> None:
+        """Compute the conversation so far in the background, so that the next turn's first token
+        waits only for the user's message (the system prompt and repo map, or a resumed history,
+        are computed while the user types). A turn started meanwhile queues behind it on the engine
+        and reuses what it computed."""
+        agent, engine = self.agent, self.engine
+        if agent is None or engine is None or not self.cfg.prime:
+            return
+
+        def work() -> None:
+            try:
+                prime(engine, engine.chat_prompt(agent.messages, add_generation_prompt=False), self._closing)
+            except Exception as e:  # a failed prime costs only time: the turn computes the prompt itself
+                self.errors.exception("computing the prompt ahead failed", e)
+
+        self.primed = threading.Thread(target=work, name="tau-prime", daemon=True)
+        self.primed.start()
+
     def close(self) -> None:
+        self._closing.cancel()
         if self.turn is not None:
             self.turn.cancel.cancel()
         if self.engine is not None:
@@ -200,6 +224,8 @@ class ModelSession:
                 with self._lock:
                     self._commands_running -= 1
                 self._note_context()
+            if full in REPRIME:
+                self.prime()
 
     # ---- callbacks on the agent's thread ---------------------------------------------------
     def _event(self, ev: AgentEvent) -> None:

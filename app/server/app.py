@@ -119,6 +119,7 @@ def create_app(
             route("/tau/v1/template", "tau_template", tau_api.template, "POST"),
             route("/tau/v1/tokenize", "tau_tokenize", tau_api.tokenize, "POST"),
             route("/tau/v1/context", "tau_context", tau_api.context, "POST"),
+            route("/tau/v1/prime", "tau_prime", tau_api.prime, "POST"),
         ]
 
     async def http_error(request: Request, exc: Exception) -> Response:

@@ -1,4 +1,4 @@
-"""tau's own endpoints under /tau/v1 (model info, chat template, tokenizer, drafter context),
+"""tau's own endpoints under /tau/v1 (model info, chat template, tokenizer, drafter context, prime),
 used by RemoteEngine when a tau front end attaches to ``tau serve``."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from starlette.responses import JSONResponse, Response
 from app.server import protocol as P
 from app.server.context import ServerContext
 from app.wire import wire_for
+from engine.types import prime as engine_prime
 
 API_VERSION = 1
 MAX_CONTEXT_KEY_CHARS = 512
@@ -54,3 +55,12 @@ async def context(ctx: ServerContext, request: Request) -> Response:
                          code="request_too_large", param="text")
     await run_in_threadpool(ctx.engine.register_context, key, text)
     return JSONResponse({"ok": True})
+
+
+async def prime(ctx: ServerContext, request: Request) -> Response:
+    """Compute a prompt's KV cache now: an attached TUI sends its conversation while its user types."""
+    body = await ctx.read_json(request)
+    text = body.get("prompt")
+    if not isinstance(text, str):
+        raise P.ApiError(400, "'prompt' must be a string", param="prompt")
+    return JSONResponse({"computed": await run_in_threadpool(engine_prime, ctx.engine, text)})

@@ -164,6 +164,12 @@ def test_context_registrations_are_bounded_in_size(srv) -> None:
         assert_4xx(HTTP.post(big.url + "/tau/v1/context", json=too_big), 413)
 
 
+def test_a_prime_without_a_prompt_string_is_a_400(srv) -> None:
+    for body in ({}, {"prompt": 3}, {"prompt": ["a"]}):
+        assert_4xx(HTTP.post(srv.url + "/tau/v1/prime", json=body), 400)
+    assert HTTP.post(srv.url + "/tau/v1/prime", json={"prompt": "ok"}).json() == {"computed": 1}
+
+
 def test_drafter_sources_are_bounded_and_the_oldest_evicted(monkeypatch) -> None:
     monkeypatch.setattr(ngram, "MAX_SOURCES", 8)
     monkeypatch.setattr(ngram, "MAX_SOURCE_TOKENS", 1000)

@@ -21,6 +21,7 @@ from engine.types import (
     StatsEvent,
     TokenEvent,
     generate,
+    prime,
 )
 
 REPLIES = [
@@ -154,7 +155,25 @@ def test_generic_openai_endpoint(serve):
     assert behind.prompts[-1] == "raw prompt"
     remote.register_context("k", "v")  # a no-op there
     assert behind.contexts == {}
+    assert prime(remote, prompt) == 0 and behind.primed == []  # so is priming
     remote.close()
+
+
+def test_an_attached_front_end_primes_through_the_server(serve):
+    behind = ScriptedEngine([])
+    remote = RemoteEngine(serve(behind).url)
+    prompt = remote.chat_prompt(MSGS[:1], add_generation_prompt=False)
+    assert prime(remote, prompt) == behind.count_tokens(prompt) > 0
+    assert behind.primed == [prompt]
+    assert prime(remote, prompt, _cancelled()) == 0 and behind.primed == [prompt]
+    remote.close()
+    assert prime(remote, prompt) == 0
+
+
+def _cancelled() -> CancelToken:
+    c = CancelToken()
+    c.cancel()
+    return c
 
 
 def test_endpoint_with_api_key_and_errors(serve):

@@ -36,3 +36,48 @@ def test_a_turn_that_raises_is_one_line_and_a_logged_traceback(repo: Path, tmp_p
     assert turn.outcome.error.startswith("the turn failed: boom in the agent") and str(log) in turn.outcome.error
     assert "Traceback" in log.read_text() and "ValueError" in log.read_text()
     assert not session.busy
+
+
+def _session(repo: Path, tmp_path: Path, engine: ScriptedEngine, **cfg) -> ModelSession:
+    setup = SessionSetup(engine=engine, persist=False)
+    return ModelSession(make_config(**cfg), repo, setup, on_event=lambda ev: None,
+                        approver=lambda r: ApprovalDecision(True), log_path=tmp_path / "session.log")
+
+
+def test_opening_a_session_primes_the_prompt_its_first_turn_starts_with(repo: Path, tmp_path: Path) -> None:
+    engine = ScriptedEngine(["Nothing to change."])
+    session = _session(repo, tmp_path, engine)
+    assert session.open(lambda p: None) is None
+    assert session.primed is not None
+    session.primed.join(10)
+    assert len(engine.primed) == 1 and "Repository map" in engine.primed[0]  # the system prompt and the repo map
+    turn = session.start_turn("what does this project do?")
+    assert turn.wait(10)
+    assert engine.prompts[0].startswith(engine.primed[0])  # the turn's prompt extends what was computed
+    assert len(engine.prompts[0]) > len(engine.primed[0])
+
+
+def test_clearing_the_conversation_primes_again_and_prime_false_primes_nothing(repo: Path, tmp_path: Path) -> None:
+    engine = ScriptedEngine(["Nothing to change."])
+    session = _session(repo, tmp_path, engine)
+    assert session.open(lambda p: None) is None
+    assert session.start_turn("hello").wait(10)
+    session.command("clear")
+    assert session.primed is not None
+    session.primed.join(10)
+    assert len(engine.primed) == 2 and engine.primed[1] == engine.primed[0]  # back to the system prompt alone
+
+    quiet = ScriptedEngine([])
+    off = _session(repo, tmp_path, quiet, prime=False)
+    assert off.open(lambda p: None) is None
+    assert off.primed is None and quiet.primed == []
+
+
+def test_closing_a_session_cancels_a_prime_not_yet_run(repo: Path, tmp_path: Path) -> None:
+    engine = ScriptedEngine([])
+    session = _session(repo, tmp_path, engine)
+    session.close()  # before open: the prime that open starts finds its token cancelled
+    assert session.open(lambda p: None) is None
+    assert session.primed is not None
+    session.primed.join(10)
+    assert engine.primed == []
