@@ -173,6 +173,11 @@ class Agent(RepairMixin, JudgeMixin):
         self._emit(final)
         return final
 
+    def next_prompt(self, text: str) -> str:
+        """The prompt a turn started now with ``text`` would first send (computed while it is typed)."""
+        content, _ = attach_files(self.root, text, list_files(self.root))
+        return self._render([*self.messages, {"role": "user", "content": content}])
+
     def undo(self) -> UndoReport:
         """Undo the last turn's edits; files changed since the agent wrote them are kept and named."""
         report: UndoReport = self.undo_journal.undo_report()

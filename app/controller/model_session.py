@@ -28,6 +28,19 @@ from themes import DEFAULT_THEME, ThemeSpec, load_themes
 from tools.permissions_types import ApprovalDecision, ApprovalRequest, Approver
 
 REPRIME = frozenset({"clear", "compact"})  # commands that replace the conversation's prompt
+TYPING_PAUSE_S = 0.8  # a pause this long while typing computes the message's prompt ahead
+
+
+class _PrimeCancel(CancelToken):
+    """One prime's token: cancelled on its own (a newer prime supersedes it) or when the session closes."""
+
+    def __init__(self, closing: CancelToken) -> None:
+        super().__init__()
+        self._closing = closing
+
+    @property
+    def cancelled(self) -> bool:
+        return super().cancelled or self._closing.cancelled
 
 
 @dataclass(frozen=True)
@@ -92,6 +105,10 @@ class ModelSession:
         self.turn: Turn | None = None
         self.primed: threading.Thread | None = None  # the last prime, while the user types
         self._closing = CancelToken()
+        self._prime_cancel: CancelToken | None = None
+        self._primed_text: str | None = None  # the typed message the running prime is for (None: none)
+        self._typing_timer: threading.Timer | None = None
+        self._typed = ""  # the message being typed (one typed during a turn is computed when it ends)
         self._on_event = on_event
         self._approver = approver
         self._agent_factory = setup.agent_factory or default_agent_factory
@@ -151,12 +168,40 @@ class ModelSession:
         are computed while the user types). A turn started meanwhile queues behind it on the engine
         and reuses what it computed."""
         agent, engine = self.agent, self.engine
-        if agent is None or engine is None or not self.cfg.prime:
+        if agent is not None and engine is not None:
+            self._start_prime(lambda: engine.chat_prompt(agent.messages, add_generation_prompt=False), None)
+
+    def typing(self, text: str) -> None:
+        """The message as typed so far (a front end calls this on every change). After a pause of
+        TYPING_PAUSE_S the prompt a turn would send for it, with the files it names attached, is
+        computed ahead; a newer pause supersedes it, and so does a turn started with other text."""
+        self._typed = text
+        if self._typing_timer is not None:
+            self._typing_timer.cancel()
+            self._typing_timer = None
+        if not self.cfg.prime or not text.strip() or text.lstrip().startswith("/"):
             return
+        self._typing_timer = threading.Timer(TYPING_PAUSE_S, self._prime_typed, args=(text,))
+        self._typing_timer.daemon = True
+        self._typing_timer.start()
+
+    def _prime_typed(self, text: str) -> None:
+        agent = self.agent
+        if agent is not None and not self.busy and not self._closing.cancelled:
+            self._start_prime(lambda: agent.next_prompt(text), text)
+
+    def _start_prime(self, render: Callable[[], str], text: str | None) -> None:
+        engine = self.engine
+        if engine is None or not self.cfg.prime:
+            return
+        if self._prime_cancel is not None:
+            self._prime_cancel.cancel()  # what it computed stays cached: the newer prompt mostly extends it
+        cancel = self._prime_cancel = _PrimeCancel(self._closing)
+        self._primed_text = text
 
         def work() -> None:
             try:
-                prime(engine, engine.chat_prompt(agent.messages, add_generation_prompt=False), self._closing)
+                prime(engine, render(), cancel)
             except Exception as e:  # a failed prime costs only time: the turn computes the prompt itself
                 self.errors.exception("computing the prompt ahead failed", e)
 
@@ -165,6 +210,8 @@ class ModelSession:
 
     def close(self) -> None:
         self._closing.cancel()
+        if self._typing_timer is not None:
+            self._typing_timer.cancel()
         if self.turn is not None:
             self.turn.cancel.cancel()
         if self.engine is not None:
@@ -181,6 +228,11 @@ class ModelSession:
             raise RuntimeError("the model is not loaded")
         if self.busy:
             raise RuntimeError("a turn is running")
+        if self._typing_timer is not None:
+            self._typing_timer.cancel()
+        if self._prime_cancel is not None and self._primed_text not in (None, text):
+            self._prime_cancel.cancel()  # it computes a message the user changed before sending
+        self._typed = ""
         turn = Turn(text)
         self.turn = turn
         self.stats.start_turn(text)
@@ -193,6 +245,8 @@ class ModelSession:
             self._note_context()
             turn.outcome = outcome
             turn.done.set()
+            if self._typed.strip():
+                self.typing(self._typed)
             if on_done is not None:
                 on_done(outcome)
 

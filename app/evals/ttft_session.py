@@ -1,14 +1,17 @@
 """Time to the first token of an interactive session's first turn, without and with priming.
 
-    python -m app.evals.ttft_session [--files 12] [--lines 100] [--think 20] [--runs 2] [--out F.json]
+    python -m app.evals.ttft_session [--files 12] [--lines 100] [--think 25] [--typed 6] [--runs 2] [--out F.json]
 
 A fresh git repository of ``--files`` Python modules is opened by the session layer the TUI and
 ``--plain`` use (app.controller.ModelSession, on the configured engine loaded in this process);
 the user "types" for ``--think`` seconds, then asks about one module by name (so its text is
-attached to the message). The turn is cancelled at its first token. Saved prefix states are
-removed before every case, so each opens like a first session in a new repository. Reported per
-case: the engine's request-to-first-token time, the wall time from submitting the message to its
-first streamed text, the prompt's tokens and how many the request found computed.
+attached to the message). Cases: ``off`` (prime = false); ``open`` (the conversation is computed
+once the session opens); ``typed`` (that, and the message is reported typed ``--typed`` seconds
+before it is sent, as the TUI reports every keystroke). The turn is cancelled at its first token.
+Saved prefix states are removed before every case, so each opens like a first session in a new
+repository. Reported per case: the engine's request-to-first-token time, the wall time from
+sending the message to its first streamed text, the prompt's tokens and how many the request
+found computed.
 """
 
 from __future__ import annotations
@@ -40,8 +43,12 @@ def _workspace(files: int, lines: int, salt: str) -> Path:
     return work
 
 
-def _case(work: Path, primed: bool, think: float) -> dict:
-    cfg = load_config().with_overrides(prime=primed, local=True)
+QUESTION = "What is module0.py for? One sentence."
+CASES = ("off", "open", "typed")
+
+
+def _case(work: Path, case: str, think: float, typed: float) -> dict:
+    cfg = load_config().with_overrides(prime=case != "off", local=True)
     first_text = threading.Event()
     stats: list = []
 
@@ -60,12 +67,16 @@ def _case(work: Path, primed: bool, think: float) -> dict:
     try:
         t_open = time.perf_counter()
         prime_s = None
+        typing = case == "typed"
         while time.perf_counter() - t_open < think:  # the user types
             if prime_s is None and session.primed is not None and not session.primed.is_alive():
                 prime_s = time.perf_counter() - t_open
+            if typing and time.perf_counter() - t_open >= think - typed:
+                session.typing(QUESTION)  # the last keystroke
+                typing = False
             time.sleep(0.05)
         t0 = time.perf_counter()
-        turn = session.start_turn("What is module0.py for? One sentence.")
+        turn = session.start_turn(QUESTION)
         first_text.wait(600)
         wall = time.perf_counter() - t0
         session.cancel()
@@ -73,7 +84,7 @@ def _case(work: Path, primed: bool, think: float) -> dict:
     finally:
         session.close()
     s = stats[0] if stats else None
-    return {"primed": primed, "prime_s": round(prime_s, 2) if prime_s is not None else None,
+    return {"case": case, "prime_s": round(prime_s, 2) if prime_s is not None else None,
             "first_token_s": round(s.first_token_s, 2) if s else None, "first_text_wall_s": round(wall, 2),
             "prompt_tokens": s.prompt_tokens if s else None, "reused_tokens": s.reused_tokens if s else None}
 
@@ -82,23 +93,24 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m app.evals.ttft_session", description=__doc__.splitlines()[0])
     ap.add_argument("--files", type=int, default=12)
     ap.add_argument("--lines", type=int, default=100)
-    ap.add_argument("--think", type=float, default=20.0, help="seconds between opening and the first message")
+    ap.add_argument("--think", type=float, default=25.0, help="seconds between opening and the first message")
+    ap.add_argument("--typed", type=float, default=6.0, help="the typed case: seconds between the last keystroke and sending")
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--out", default="ttft-session.json")
     args = ap.parse_args(argv)
     prefix_dir = cache_dir() / "prefix"
     rows = []
     for run in range(args.runs):
-        for primed in (False, True):
-            work = _workspace(args.files, args.lines, f"R{run}{int(primed)}")
+        for i, case in enumerate(CASES):
+            work = _workspace(args.files, args.lines, f"R{run}{i}")
             shutil.rmtree(prefix_dir, ignore_errors=True)
-            rows.append({"run": run, **_case(work, primed, args.think)})
+            rows.append({"run": run, **_case(work, case, args.think, args.typed)})
             print(json.dumps(rows[-1]), flush=True)
             shutil.rmtree(work, ignore_errors=True)
     summary = {}
-    for primed in (False, True):
-        mine = [r for r in rows if r["primed"] is primed]
-        summary["primed" if primed else "not primed"] = {
+    for case in CASES:
+        mine = [r for r in rows if r["case"] == case]
+        summary[case] = {
             k: round(statistics.median(r[k] or 0 for r in mine), 2)
             for k in ("first_token_s", "first_text_wall_s", "prompt_tokens", "reused_tokens")}
     Path(args.out).write_text(json.dumps({"args": vars(args), "rows": rows, "summary": summary}, indent=1))

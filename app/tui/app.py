@@ -323,6 +323,7 @@ class TauApp(App[int]):
     @on(PromptArea.Changed)
     def _prompt_changed(self, event: PromptArea.Changed) -> None:
         self.query_one(Suggestions).show_for(event.text_area.text)
+        self.session.typing(event.text_area.text)  # a pause computes the message's prompt ahead
 
     # ---- slash commands ----------------------------------------------------------------
     def run_command(self, name: str, arg: str) -> None:

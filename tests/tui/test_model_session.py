@@ -81,3 +81,80 @@ def test_closing_a_session_cancels_a_prime_not_yet_run(repo: Path, tmp_path: Pat
     assert session.primed is not None
     session.primed.join(10)
     assert engine.primed == []
+
+
+def _until(cond, timeout: float = 10.0) -> bool:
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_a_pause_in_typing_computes_the_prompt_the_turn_then_sends(repo: Path, tmp_path: Path, monkeypatch) -> None:
+    import app.controller.model_session as ms
+
+    monkeypatch.setattr(ms, "TYPING_PAUSE_S", 0.05)
+    engine = ScriptedEngine(["Nothing to change."])
+    session = _session(repo, tmp_path, engine)
+    assert session.open(lambda p: None) is None
+    assert _until(lambda: len(engine.primed) == 1)
+    session.typing("explain a.p")  # a later change within the pause replaces it
+    session.typing("explain a.py")
+    assert _until(lambda: len(engine.primed) == 2)
+    assert "def greet" in engine.primed[1]  # the file it names is attached, as the turn attaches it
+    assert session.start_turn("explain a.py").wait(10)
+    assert engine.prompts[0] == engine.primed[1]  # the turn's first prompt is exactly what was computed
+    session.typing("/clear")  # commands and empty input are not computed
+    session.typing("  ")
+    import time
+
+    time.sleep(0.2)
+    assert len(engine.primed) == 2
+
+
+def test_a_turn_sent_with_other_text_cancels_the_prime_of_what_was_typed(repo: Path, tmp_path: Path, monkeypatch) -> None:
+    import app.controller.model_session as ms
+
+    monkeypatch.setattr(ms, "TYPING_PAUSE_S", 0.05)
+    engine = ScriptedEngine(["ok", "ok"])
+    session = _session(repo, tmp_path, engine)
+    assert session.open(lambda p: None) is None
+    assert _until(lambda: session.primed is not None and not session.primed.is_alive())
+    session.typing("first draft")
+    assert _until(lambda: len(engine.primed) == 2)
+    token = session._prime_cancel
+    assert token is not None and not token.cancelled
+    assert session.start_turn("something else").wait(10)
+    assert token.cancelled  # a prime still running would compute a message nobody sends
+    session.typing("same text")
+    assert _until(lambda: len(engine.primed) == 3)
+    same = session._prime_cancel
+    assert session.start_turn("same text").wait(10)
+    assert same is not None and not same.cancelled
+
+
+def test_a_message_typed_during_a_turn_is_computed_when_the_turn_ends(repo: Path, tmp_path: Path, monkeypatch) -> None:
+    import threading
+
+    import app.controller.model_session as ms
+
+    monkeypatch.setattr(ms, "TYPING_PAUSE_S", 0.05)
+    gate = threading.Event()
+    engine = ScriptedEngine([lambda prompt: gate.wait(10) and "ok"])
+    session = _session(repo, tmp_path, engine)
+    assert session.open(lambda p: None) is None
+    assert _until(lambda: len(engine.primed) == 1)
+    turn = session.start_turn("first")
+    session.typing("next question about a.py")
+    import time
+
+    time.sleep(0.3)
+    assert len(engine.primed) == 1  # not while the turn runs: it holds the engine
+    gate.set()
+    assert turn.wait(10)
+    assert _until(lambda: len(engine.primed) == 2)
+    assert "user\nnext question about a.py\n" in engine.primed[1] and "user\nfirst" in engine.primed[1]

@@ -290,3 +290,20 @@ async def test_qwen3_thinking_is_folded_above_the_answer(repo: Path) -> None:
         views = list(app.query(AssistantView))
         assert len(views) == 1 and "Hello there." in views[0].raw and "<think>" not in views[0].shown
         assert fold.parent is views[0].parent and fold.parent.children.index(fold) < fold.parent.children.index(views[0])
+
+
+async def test_what_is_typed_is_computed_ahead_and_the_turn_sends_exactly_that(repo: Path, monkeypatch) -> None:
+    import app.controller.model_session as ms
+
+    monkeypatch.setattr(ms, "TYPING_PAUSE_S", 0.05)
+    engine = ScriptedEngine(["It returns 'hello'."])
+    app = build(repo, engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.agent is not None and len(engine.primed) == 1)
+        await pilot.click("#prompt")
+        await pilot.press(*"what does a.py do")
+        await until(pilot, lambda: "user\nwhat does a.py do\n" in engine.primed[-1])  # the pause after the last key
+        assert "def greet" in engine.primed[-1]  # the file it names is attached
+        await pilot.press("enter")
+        await until(pilot, lambda: not app.generating and len(engine.prompts) == 1)
+        assert engine.prompts[0] == engine.primed[-1]
