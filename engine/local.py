@@ -189,6 +189,7 @@ class LocalEngine:
             slots["mtp"] = DrafterSlot(self.mtp_drafter, lookup=False, initial_cost=float(prof["mtp_token_s"]))
         self.speculator = Speculator(curve, slots)
         self.prefix_cache: PrefixCache | None = None
+        self._unsaved = 0  # tokens unsaved primes computed for the next request (it saves them with its own)
         if cfg.cache_dir and cfg.prefix_cache and self.mtp_drafter is None:  # the MTP context's state is not saved
             layout = f"{model_id(cfg.model_path)}-{self.build}-{cfg.kv_type}-fa{fa_key}-eb{int(self.model.extra_buffers)}"
             self.prefix_cache = PrefixCache(Path(cfg.cache_dir) / "prefix" / layout)
@@ -346,7 +347,9 @@ class LocalEngine:
             done = replace(done, stats=replace(done.stats, first_token_s=first,
                                                ceiling_tok_s=self.ceiling_tok_s or done.stats.ceiling_tok_s))
             if done.error is None:
-                self._save_prefix(prompt, done.stats.prompt_tokens - done.stats.reused_tokens)
+                reused = done.stats.reused_tokens
+                self._save_prefix(prompt, done.stats.prompt_tokens - reused + min(self._unsaved, reused))
+            self._unsaved = 0
             return done
         except backend.BackendError as e:
             self.target.rollback(0)
@@ -374,7 +377,7 @@ class LocalEngine:
         if self.ctx.save_state(path, self.target.kv):
             pc.saved(path, self.target.kv)
 
-    def prime(self, prompt: str | Sequence[int], cancel: CancelToken | None = None) -> int:
+    def prime(self, prompt: str | Sequence[int], cancel: CancelToken | None = None, save: bool = True) -> int:
         """Compute ``prompt``'s KV cache now, ahead of a request that starts with it (the TUI primes
         its conversation while the user types), and save it as a prefix state for later processes.
         Computed in chunks so that a cancel (closing) waits for one chunk at most; returns the
@@ -396,8 +399,10 @@ class LocalEngine:
             except backend.BackendError:
                 self.target.rollback(0)  # as after a failed request: the next prefill starts over
                 return 0
-            if done > start:
+            if done > start and save:
                 self._save_prefix(toks[:done], done - start)
+            elif done > start:
+                self._unsaved += done - start  # the request it was for counts them as its own
             return done - start
 
         return cast(int, self._owner.call(job))

@@ -58,6 +58,7 @@ class ScriptedEngine:
         self.requests: list[GenerateRequest] = []
         self.contexts: dict[str, str] = {}
         self.primed: list[str] = []  # prompts given to prime(), in order
+        self.primes_saved: list[bool] = []  # ...and whether each was to be saved
         self.closed = False
         # replies are scripted in a family's wire format: Qwen's unless the test names another
         self._info = ModelInfo(name=name, path="<scripted>", n_ctx=n_ctx, arch="scripted", quant="none",
@@ -89,11 +90,12 @@ class ScriptedEngine:
     def close(self) -> None:
         self.closed = True
 
-    def prime(self, prompt: str, cancel: CancelToken | None = None) -> int:
+    def prime(self, prompt: str, cancel: CancelToken | None = None, save: bool = True) -> int:
         if cancel is not None and cancel.cancelled:
             return 0
         with self._lock:
             self.primed.append(prompt)
+            self.primes_saved.append(save)
         return self.count_tokens(prompt)
 
     def stream(self, request: GenerateRequest, cancel: CancelToken | None = None) -> Iterator[EngineEvent]:

@@ -254,15 +254,16 @@ class Engine(Protocol):
 class Primes(Protocol):
     """An engine that can compute a prompt's KV cache ahead of the request that will start with it."""
 
-    def prime(self, prompt: str, cancel: CancelToken | None = None) -> int:
+    def prime(self, prompt: str, cancel: CancelToken | None = None, save: bool = True) -> int:
         """Compute ``prompt`` now (blocking; idle time, such as while the user types); returns
-        the tokens computed afresh. The next request sharing its prefix pays only for the rest."""
+        the tokens computed afresh. The next request sharing its prefix pays only for the rest.
+        ``save``: keep it as a prefix state for later processes (a draft message is not worth it)."""
         ...
 
 
-def prime(engine: Engine, prompt: str, cancel: CancelToken | None = None) -> int:
+def prime(engine: Engine, prompt: str, cancel: CancelToken | None = None, save: bool = True) -> int:
     """``engine.prime`` where the engine has it; 0 (nothing computed) where it does not."""
-    return engine.prime(prompt, cancel) if isinstance(engine, Primes) else 0
+    return engine.prime(prompt, cancel, save) if isinstance(engine, Primes) else 0
 
 
 def generate(engine: Engine, request: GenerateRequest, cancel: CancelToken | None = None) -> DoneEvent:

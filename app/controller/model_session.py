@@ -201,7 +201,7 @@ class ModelSession:
 
         def work() -> None:
             try:
-                prime(engine, render(), cancel)
+                prime(engine, render(), cancel, save=text is None)  # a draft message is not kept on disk
             except Exception as e:  # a failed prime costs only time: the turn computes the prompt itself
                 self.errors.exception("computing the prompt ahead failed", e)
 

@@ -202,12 +202,12 @@ class RemoteEngine:
         except httpx.HTTPError:
             pass
 
-    def prime(self, prompt: str, cancel: CancelToken | None = None) -> int:
+    def prime(self, prompt: str, cancel: CancelToken | None = None, save: bool = True) -> int:
         """Ask tau's server to compute ``prompt`` now (an OpenAI endpoint cannot: 0 computed)."""
         if self.kind != "tau" or self.closed or (cancel is not None and cancel.cancelled):
             return 0
         try:
-            resp = self._http.post(self.root + "/tau/v1/prime", json={"prompt": prompt}, timeout=None)
+            resp = self._http.post(self.root + "/tau/v1/prime", json={"prompt": prompt, "save": save}, timeout=None)
             return int(resp.json().get("computed", 0)) if resp.status_code == 200 else 0
         except (httpx.HTTPError, ValueError, AttributeError):
             return 0

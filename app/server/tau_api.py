@@ -60,7 +60,9 @@ async def context(ctx: ServerContext, request: Request) -> Response:
 async def prime(ctx: ServerContext, request: Request) -> Response:
     """Compute a prompt's KV cache now: an attached TUI sends its conversation while its user types."""
     body = await ctx.read_json(request)
-    text = body.get("prompt")
+    text, save = body.get("prompt"), body.get("save", True)
     if not isinstance(text, str):
         raise P.ApiError(400, "'prompt' must be a string", param="prompt")
-    return JSONResponse({"computed": await run_in_threadpool(engine_prime, ctx.engine, text)})
+    if not isinstance(save, bool):
+        raise P.ApiError(400, "'save' must be true or false", param="save")
+    return JSONResponse({"computed": await run_in_threadpool(engine_prime, ctx.engine, text, None, save)})

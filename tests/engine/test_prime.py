@@ -96,3 +96,16 @@ def test_a_closed_engine_primes_nothing(tmp_path: Path) -> None:
     eng = _engine(tmp_path, prefix_cache=False)
     eng.close()
     assert eng.prime(FIXED) == 0
+
+
+def test_an_unsaved_prime_leaves_the_saving_to_the_request_that_uses_it(tmp_path: Path) -> None:
+    eng = _engine(tmp_path)
+    states = tmp_path / "cache" / "prefix"
+    try:
+        n = eng.prime(FIXED, save=False)
+        assert n > 0 and not list(states.rglob("*.kv"))  # a draft message is not written to disk
+        got = _answer(eng, FIXED + QUESTION)
+        assert got.stats.reused_tokens >= n - 1
+    finally:
+        eng.close()
+    assert list(states.rglob("*.kv")), "the request that used the prime saved nothing"

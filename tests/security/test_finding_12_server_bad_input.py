@@ -165,7 +165,7 @@ def test_context_registrations_are_bounded_in_size(srv) -> None:
 
 
 def test_a_prime_without_a_prompt_string_is_a_400(srv) -> None:
-    for body in ({}, {"prompt": 3}, {"prompt": ["a"]}):
+    for body in ({}, {"prompt": 3}, {"prompt": ["a"]}, {"prompt": "ok", "save": "no"}):
         assert_4xx(HTTP.post(srv.url + "/tau/v1/prime", json=body), 400)
     assert HTTP.post(srv.url + "/tau/v1/prime", json={"prompt": "ok"}).json() == {"computed": 1}
 

@@ -158,3 +158,16 @@ def test_a_message_typed_during_a_turn_is_computed_when_the_turn_ends(repo: Path
     assert turn.wait(10)
     assert _until(lambda: len(engine.primed) == 2)
     assert "user\nnext question about a.py\n" in engine.primed[1] and "user\nfirst" in engine.primed[1]
+
+
+def test_the_conversation_is_saved_for_later_sessions_and_a_typed_message_is_not(repo: Path, tmp_path: Path, monkeypatch) -> None:
+    import app.controller.model_session as ms
+
+    monkeypatch.setattr(ms, "TYPING_PAUSE_S", 0.05)
+    engine = ScriptedEngine([])
+    session = _session(repo, tmp_path, engine)
+    assert session.open(lambda p: None) is None
+    assert _until(lambda: len(engine.primed) == 1)
+    session.typing("explain a.py")
+    assert _until(lambda: len(engine.primed) == 2)
+    assert engine.primes_saved == [True, False]
