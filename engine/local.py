@@ -380,8 +380,8 @@ class LocalEngine:
     def prime(self, prompt: str | Sequence[int], cancel: CancelToken | None = None, save: bool = True) -> int:
         """Compute ``prompt``'s KV cache now, ahead of a request that starts with it (the TUI primes
         its conversation while the user types), and save it as a prefix state for later processes.
-        Computed in chunks so that a cancel (closing) waits for one chunk at most; returns the
-        tokens computed afresh."""
+        Computed in chunks so that a cancel (closing) or a request queued behind it (another
+        client of ``tau serve``) waits for one chunk at most; returns the tokens computed afresh."""
         if self._closed:
             return 0
         toks = list(prompt) if not isinstance(prompt, str) else self.tokenize(prompt)
@@ -393,7 +393,8 @@ class LocalEngine:
                 self._restore_prefix(toks)
                 self.target.home()
                 start = done = common_prefix(self.target.kv, toks)
-                while done < len(toks) and not (cancel is not None and cancel.cancelled):
+                # a request waiting behind it computes the rest itself at no extra cost: yield to it
+                while done < len(toks) and not (cancel is not None and cancel.cancelled) and not self._owner.pending:
                     done = min(done + PRIME_CHUNK, len(toks))
                     self.target.prefill(toks[:done])
             except backend.BackendError:

@@ -109,3 +109,35 @@ def test_an_unsaved_prime_leaves_the_saving_to_the_request_that_uses_it(tmp_path
     finally:
         eng.close()
     assert list(states.rglob("*.kv")), "the request that used the prime saved nothing"
+
+
+def test_a_prime_yields_to_a_request_queued_behind_it(tmp_path: Path, monkeypatch) -> None:
+    import threading
+    import time
+
+    monkeypatch.setattr(engine.local, "PRIME_CHUNK", 32)
+    eng = _engine(tmp_path, prefix_cache=False)
+    primed: list[int] = []
+    answered: list = []
+
+    def wait_queue(n: int) -> None:
+        while eng.queue_length < n:
+            time.sleep(0.001)
+
+    try:
+        hold = threading.Event()
+        blocker = eng._owner.submit(lambda: hold.wait(10))  # the engine is busy
+        t = threading.Thread(target=lambda: primed.append(eng.prime(FIXED)))
+        t.start()
+        wait_queue(1)  # the prime waits behind the blocker
+        request = threading.Thread(target=lambda: answered.append(_answer(eng, FIXED + QUESTION)))
+        request.start()
+        wait_queue(2)  # ...and a request behind the prime
+        hold.set()
+        blocker.result(10)
+        t.join(10)
+        request.join(30)
+    finally:
+        eng.close()
+    assert primed == [0]  # it gave way at once
+    assert answered[0].error is None and answered[0].stats.reused_tokens == 0  # the request computed it all
