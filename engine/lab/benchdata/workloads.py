@@ -129,4 +129,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout14": _heldout(14),  # written after the eighteenth round (calibration at an edit's context length)
     "heldout15": _heldout(15),  # written after the nineteenth round (one reserved buffer for KV state copies)
     "heldout16": _heldout(16),  # written after the twentieth round (a short match's followed run counts)
+    "heldout17": _heldout(17),  # written after the twenty-first round (prompts computed while the user types)
 }
