@@ -400,10 +400,11 @@ class LocalEngine:
             except backend.BackendError:
                 self.target.rollback(0)  # as after a failed request: the next prefill starts over
                 return 0
-            if done > start and save:
-                self._save_prefix(toks[:done], done - start)
-            elif done > start:
-                self._unsaved += done - start  # the request it was for counts them as its own
+            whole = done == len(toks)
+            if done > start and save and whole:
+                self._save_prefix(toks, done - start)
+            elif done > start:  # unsaved, or cut short (a request waits: it saves them with its own)
+                self._unsaved += done - start
             return done - start
 
         return cast(int, self._owner.call(job))
