@@ -36,7 +36,16 @@ from engine.spec import DEFAULT_MAX_WINDOW, SpecConfig, spec_preset
 from engine.speculator import DrafterSlot, Speculator
 from engine.target import Target
 from engine.tuned import apply_tuned, tuned_settings, tuned_spec
-from engine.types import CancelToken, DoneEvent, EngineEvent, GenerateRequest, GenStats, ModelInfo, TokenEvent
+from engine.types import (
+    CancelToken,
+    DoneEvent,
+    EngineEvent,
+    GenerateRequest,
+    GenStats,
+    LinkedCancel,
+    ModelInfo,
+    TokenEvent,
+)
 from engine.verify import top2_gap
 from engine.widths import GPU_PASS_WIDTHS, fixed_widths
 from engine.worker import OwnerThread
@@ -294,7 +303,7 @@ class LocalEngine:
     ) -> Iterator[EngineEvent]:
         if self._closed:
             raise EngineError("engine is closed")
-        stop = _LinkedCancel(cancel)  # the caller's token, plus "the consumer went away"
+        stop = LinkedCancel(cancel)  # the caller's token, plus "the consumer went away"
         q: queue.Queue[EngineEvent | BaseException] = queue.Queue()
         spec = spec or self.spec_config(request.spec)
 
@@ -349,11 +358,12 @@ class LocalEngine:
             if done.error is None:
                 reused = done.stats.reused_tokens
                 self._save_prefix(prompt, done.stats.prompt_tokens - reused + min(self._unsaved, reused))
-            self._unsaved = 0
             return done
         except backend.BackendError as e:
             self.target.rollback(0)
             return DoneEvent("", (), "error", GenStats(prompt_tokens=len(prompt)), error=str(e))
+        finally:
+            self._unsaved = 0  # what primes left unsaved belongs to this request alone
 
     def _restore_prefix(self, prompt: Sequence[int]) -> None:
         """Load the saved KV state sharing the longest prefix with ``prompt`` when it beats the cache's own."""
@@ -449,15 +459,3 @@ class LocalEngine:
     @property
     def queue_length(self) -> int:
         return self._owner.pending
-
-
-class _LinkedCancel(CancelToken):
-    """Cancelled when its own cancel() is called or when the parent token is."""
-
-    def __init__(self, parent: CancelToken | None) -> None:
-        super().__init__()
-        self._parent = parent
-
-    @property
-    def cancelled(self) -> bool:
-        return super().cancelled or (self._parent is not None and self._parent.cancelled)

@@ -220,6 +220,18 @@ class CancelToken:
         return self._ev.is_set()
 
 
+class LinkedCancel(CancelToken):
+    """Cancelled when its own cancel() is called or when the parent token is."""
+
+    def __init__(self, parent: CancelToken | None) -> None:
+        super().__init__()
+        self._parent = parent
+
+    @property
+    def cancelled(self) -> bool:
+        return super().cancelled or (self._parent is not None and self._parent.cancelled)
+
+
 @runtime_checkable
 class Engine(Protocol):
     """What front ends (agent loop, TUI, server) need from an engine.

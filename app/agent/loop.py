@@ -144,8 +144,7 @@ class Agent(RepairMixin, JudgeMixin):
         self._wants_change = self.insist or asks_for_change(text)
         self._task = text
         files = list_files(self.root)
-        first = not any(m.get("role") == "user" for m in self.messages)
-        content, attached = attach_files(self.root, text, files, whole_small_workspace=self.insist and first)
+        content, attached = self._user_content(text, files)
         self._add({"role": "user", "content": content})
         register_files(self.engine, self.root, attached)
         self._failures = 0
@@ -175,8 +174,14 @@ class Agent(RepairMixin, JudgeMixin):
 
     def next_prompt(self, text: str) -> str:
         """The prompt a turn started now with ``text`` would first send (computed while it is typed)."""
-        content, _ = attach_files(self.root, text, list_files(self.root))
+        content, _ = self._user_content(text, list_files(self.root))
         return self._render([*self.messages, {"role": "user", "content": content}])
+
+    def _user_content(self, text: str, files: list[str]) -> tuple[str, list[str]]:
+        """The user message for ``text``: the files it names attached (a job's first message in a
+        tiny workspace gets all of them); and the attached paths."""
+        first = not any(m.get("role") == "user" for m in self.messages)
+        return attach_files(self.root, text, files, whole_small_workspace=self.insist and first)
 
     def undo(self) -> UndoReport:
         """Undo the last turn's edits; files changed since the agent wrote them are kept and named."""

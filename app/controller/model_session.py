@@ -23,24 +23,12 @@ from app.controller.errorlog import ErrorLog
 from app.controller.results import CommandResult, Problem
 from app.controller.statsfmt import SessionStats
 from app.events import AgentEvent, EngineStatsEvent, ErrorEvent, Final
-from engine.types import CancelToken, Engine, GenStats, prime
+from engine.types import CancelToken, Engine, GenStats, LinkedCancel, prime
 from themes import DEFAULT_THEME, ThemeSpec, load_themes
 from tools.permissions_types import ApprovalDecision, ApprovalRequest, Approver
 
 REPRIME = frozenset({"clear", "compact"})  # commands that replace the conversation's prompt
 TYPING_PAUSE_S = 0.8  # a pause this long while typing computes the message's prompt ahead
-
-
-class _PrimeCancel(CancelToken):
-    """One prime's token: cancelled on its own (a newer prime supersedes it) or when the session closes."""
-
-    def __init__(self, closing: CancelToken) -> None:
-        super().__init__()
-        self._closing = closing
-
-    @property
-    def cancelled(self) -> bool:
-        return super().cancelled or self._closing.cancelled
 
 
 @dataclass(frozen=True)
@@ -196,7 +184,7 @@ class ModelSession:
             return
         if self._prime_cancel is not None:
             self._prime_cancel.cancel()  # what it computed stays cached: the newer prompt mostly extends it
-        cancel = self._prime_cancel = _PrimeCancel(self._closing)
+        cancel = self._prime_cancel = LinkedCancel(self._closing)  # a newer prime supersedes it; closing stops all
         self._primed_text = text
 
         def work() -> None:
