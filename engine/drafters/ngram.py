@@ -12,7 +12,9 @@ becomes the anchor, which moves along while the output keeps matching the
 source. When the output departs from it (a renamed symbol, an inserted line), the drafter
 looks for the output's last few tokens just around the anchor, so the copy resumes a
 token or two after the change instead of after a long context match elsewhere; such
-drafts are flagged ``resync`` and the policy learns their acceptance apart.
+drafts are flagged ``resync`` and the policy learns their acceptance apart. A copy that ran
+long stays the drafter's home while shorter ones (a name the instruction spells out, matched for
+a few tokens inside an inserted line) hold the anchor, and the output is looked for around it too.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ RESYNC_KEY = 6  # output tokens compared at each resync position
 CONFIRM = 2  # output tokens that must match a draft before its place becomes the anchor
 RESYNC_MAX_MATCH = 16  # a draft that follows the anchor with a literal match this long is an ordinary copy
 RESYNC_MIN_RUN = 12  # output tokens the copy must have covered before following it counts as evidence
+HOME_KEY = 4  # output tokens a resync around the home copy needs after a long detour (three: new code regressed)
 OPENING_MIN = 6  # reply tokens that must all copy one place before a draft from there is an opening copy
 OPENING_PREAMBLE = 3  # ...after at most this many others that the source has shortly before the copy:
 OPENING_LOOKBACK = 256  # a code fence's first line above a file whose first lines (its docstring) the reply dropped
@@ -72,8 +75,11 @@ class NgramDrafter:
         self._anchor_start = 0  # history length where the output began following the anchor's copy
         self._synced: Sequence[int] | None = None  # the history list last synced with (a reference)
         self._reply_start: int | None = None  # history length where this request's reply begins (take_in)
-        # ((source, position), next position to index, token pair -> positions) around the anchor
-        self._near: tuple[tuple[int, int], int, dict[tuple[int, int], list[int]]] | None = None
+        self._home: Anchor | None = None  # the last copy that ran RESYNC_MIN_RUN tokens, while another holds the anchor
+        self._home_start = 0  # ...and where the output began following it
+        self._last_home = False  # the last draft resumed the home copy
+        # (source, position) -> (next position to index, token pair -> positions) around the anchor and home
+        self._near: dict[tuple[int, int], tuple[int, dict[tuple[int, int], list[int]]]] = {}
         self._preamble_seen: tuple[tuple[int, ...] | None, bool] = (None, False)  # _opening's last scan
 
     # -- sources ---------------------------------------------------------------------------
@@ -146,7 +152,7 @@ class NgramDrafter:
             while common < m and hist[common] == history[common]:
                 common += 1
             del hist[common:]
-            self._near = None
+            self._near.clear()
             n = common
         if len(history) > n:
             hist.extend(history[n:])
@@ -161,10 +167,10 @@ class NgramDrafter:
         with self._lock:
             self._sources[HISTORY] = []
             self._synced = None
-            self._anchor = self._last = None
-            self._last_run = self._anchor_start = 0
+            self._anchor = self._last = self._home = None
+            self._last_run = self._anchor_start = self._home_start = 0
             self._reply_start = None
-            self._near = None
+            self._near.clear()
             self._preamble_seen = (None, False)
 
     def take_in(self, history: Sequence[int]) -> None:
@@ -207,7 +213,12 @@ class NgramDrafter:
         # emits what the drafter proposed confirms it all the same
         self._last_run = self._last_run + moved if last is not None else 0
         if last is not None and self._last_run >= CONFIRM:
-            if not (self._last_follows and self._anchor is not None):  # a new copy, not a resync of this one
+            if self._last_home:  # the long copy resumed: it is the anchor again
+                self._anchor_start, self._home = self._home_start, None
+            elif not (self._last_follows and self._anchor is not None):  # a new copy, not a resync of this one
+                a = self._advance(self._anchor, hist)[0]
+                if a is not None and a[2] - self._anchor_start >= RESYNC_MIN_RUN:
+                    self._home, self._home_start = a, self._anchor_start
                 self._anchor_start = last[2] - self._last_run
             self._anchor, self._last, self._last_run = last, None, 0
         else:
@@ -216,52 +227,69 @@ class NgramDrafter:
 
     def _from_anchor(self, hist: list[int], max_len: int) -> Draft | None:
         a = self._anchor
-        if a is None:
+        if a is not None:
+            sid, pos, h = a
+            if h == len(hist):  # in step with the copy: its continuation, whatever the index says
+                return self._draft(sid, pos, hist, max_len, resync=True) if pos < len(self._sources[sid]) else None
+            d = self._resync(a, hist, max_len)
+            if d is not None:
+                return d
+        home = self._home
+        if home is None or home == a:
             return None
+        if home[0] not in self._sources or home[2] > len(hist):
+            self._home = None  # the source went away, or this is another sequence
+            return None
+        return self._resync(home, hist, max_len, home=True)
+
+    def _resync(self, a: Anchor, hist: list[int], max_len: int, home: bool = False) -> Draft | None:
+        """The output departed from the copy at ``a``: find its last tokens near where it left (a
+        place needs two of them to count at all, so only those are scored: this runs every pass
+        until it resumes)."""
         sid, pos, h = a
         src = self._sources[sid]
-        if h == len(hist):  # in step with the copy: its continuation, whatever the index says
-            return self._draft(sid, pos, hist, max_len, resync=True) if pos < len(src) else None
-        # the output departed from the copy: find its last tokens near where it left (a place needs
-        # two of them to count at all, so only those are scored: this runs every pass until it resumes)
         if len(hist) < 2:
             return None
         places = self._near_places(sid, pos, src).get((hist[-2], hist[-1]), ())
         scored = ((match_back(src, p, hist, RESYNC_KEY), -abs(p - pos), p) for p in places)
         matched, neg_dist, best = max(scored, key=lambda t: t[:2], default=(0, 0, -1))  # ties: the earlier place
         departed = len(hist) - h  # output tokens since the copy was left
-        if matched < (2 if departed <= 8 and -neg_dist <= departed + 4 else 3):
+        if matched < (2 if departed <= 8 and -neg_dist <= departed + 4 else HOME_KEY if home else 3):
             return None  # two common tokens after a long insertion, or far from the anchor, are no evidence
-        return self._draft(sid, best, hist, max_len, resync=True)
+        return self._draft(sid, best, hist, max_len, resync=True, home=home)
 
     def _near_places(self, sid: int, pos: int, src: list[int]) -> dict[tuple[int, int], list[int]]:
         """Where each token pair ends around a departed anchor (RESYNC_BEHIND before it to
         RESYNC_AHEAD after): the output stays departed for many passes, and scanning those
         positions again every pass was a fifth of the overlay's host work on a GPU step."""
-        near = self._near
-        if near is None or near[0] != (sid, pos):
-            near = self._near = ((sid, pos), max(2, pos - RESYNC_BEHIND), {})
-        table = near[2]
+        key = (sid, pos)
+        near = self._near.get(key)
+        if near is None:
+            keep = {(x[0], x[1]) for x in (self._anchor, self._home) if x is not None}
+            for k in [k for k in self._near if k not in keep]:
+                del self._near[k]
+            near = (max(2, pos - RESYNC_BEHIND), {})
+        table = near[1]
         top = min(len(src), pos + RESYNC_AHEAD)  # the history source grows: index what it gained
-        for p in range(near[1], top):
+        for p in range(near[0], top):
             table.setdefault((src[p - 2], src[p - 1]), []).append(p)
-        if top > near[1]:
-            self._near = (near[0], top, table)
+        self._near[key] = (max(near[0], top), table)
         return table
 
-    def _draft(self, sid: int, pos: int, hist: list[int], max_len: int, *, resync: bool, matched: int | None = None) -> Draft:
-        """Copy src[pos:]; ``resync`` (following the anchor) counts only while the literal match is
-        short. ``matched``: the context match when the caller has measured it already."""
+    def _draft(self, sid: int, pos: int, hist: list[int], max_len: int, *, resync: bool, matched: int | None = None,
+               home: bool = False) -> Draft:
+        """Copy src[pos:]; ``resync`` (following the anchor, or ``home``) counts only while the literal
+        match is short. ``matched``: the context match when the caller has measured it already."""
         src = self._sources[sid]
         if matched is None:
             matched = match_back(src, pos, hist, MATCH_PROBE)
         n = len(hist)
         if self._last != (sid, pos, n):  # a new place: its confirmation starts over
-            self._last, self._last_run, self._last_follows = (sid, pos, n), 0, resync
+            self._last, self._last_run, self._last_follows, self._last_home = (sid, pos, n), 0, resync, home
         # following a copy is evidence once the copy has gone on for a while: two tokens that
         # happened to match (in new code, say) are not
         a = self._anchor
-        long_copy = a is not None and a[2] - self._anchor_start >= RESYNC_MIN_RUN
+        long_copy = home or (a is not None and a[2] - self._anchor_start >= RESYNC_MIN_RUN)
         # a reply that has so far only copied this place (an edit re-emitting its file) is evidence
         # long before the match is: without it the first 30 tokens of every whole-file edit went plain
         said = n - self._reply_start if self._reply_start is not None else -1

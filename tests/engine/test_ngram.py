@@ -105,6 +105,21 @@ def test_a_common_token_after_a_long_insertion_is_no_resync() -> None:
     assert dr.tokens == (133, 134) and dr.resync
 
 
+def test_a_long_copy_is_picked_up_again_after_a_short_one_took_the_anchor() -> None:
+    d, src, hist = _copy_setup()
+    d.add_source("c", [40, 41, 42, 43, 44, 45, 46])  # the instruction spells out a name the edit inserts
+    for t in [7, 41, 42, 43, 44, 8, 9]:  # an inserted line: file c's tokens are confirmed for a while
+        d.propose(hist, 2)
+        hist.append(t)
+    assert d.propose(hist, 2).tokens == ()
+    hist += [123, 124, 125, 126]  # the file again, three tokens after where the output left it
+    dr = d.propose(hist, 3)
+    assert dr.tokens == (127, 128, 129) and dr.resync  # the long copy resumed, not a 4-token match
+    hist += [127, 128]
+    on = d.propose(hist, 3)
+    assert on.tokens == (129, 130, 131) and on.resync  # ...and it is followed with its run counted
+
+
 def test_an_unconfirmed_draft_does_not_move_the_copy() -> None:
     d, src, hist = _copy_setup()
     d.add_source("c", [40, 41, 42, 43, 44, 45])
@@ -179,7 +194,7 @@ def test_the_places_kept_around_a_departed_copy_draft_what_a_fresh_scan_would() 
         hist = [99, 98] + src[:30]
         for _ in range(250):  # the output copies, departs, repeats itself and resumes
             a = kept.propose(hist, 6)
-            fresh._near = None  # no kept table: every pass scans anew
+            fresh._near.clear()  # no kept table: every pass scans anew
             assert a == fresh.propose(hist, 6)
             r = rng.random()
             hist.append(a.tokens[0] if a.tokens and r < 0.7 else rng.randrange(14))
