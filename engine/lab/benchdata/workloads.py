@@ -130,4 +130,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout15": _heldout(15),  # written after the nineteenth round (one reserved buffer for KV state copies)
     "heldout16": _heldout(16),  # written after the twentieth round (a short match's followed run counts)
     "heldout17": _heldout(17),  # written after the twenty-first round (prompts computed while the user types)
+    "heldout18": _heldout(18),  # written after the twenty-second round (a long copy stays the overlay's home)
 }
