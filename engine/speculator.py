@@ -79,6 +79,7 @@ RUN_WEIGHT = 4.0
 # reply copied) that has matched this many tokens counts its run like a followed copy's once the
 # drafter's own match is in a chained bucket of a copying reply (fewer: prose-like phrases opened windows)
 RUN_MIN = 12
+RESYNC_RUN_MIN = 4  # ...and this many once the drafter resumes its long copy there (a resync): a phrase is no resync
 GUARD_DECAY = 0.95  # weight of a pass in the throughput guard after each further pass
 GUARD_MIN_TOKENS = 8.0  # emitted tokens (decayed) before the guard judges a drafter
 
@@ -186,7 +187,7 @@ class Speculator:
                         # bucket, rather than a short match's bucket (a copy resumed after an edit waited
                         # for a 32-token match before its windows opened)
                         bucket, offset = following.bucket, following.position
-                    elif bucket in CHAINED and following.matched >= RUN_MIN:
+                    elif bucket in CHAINED and following.matched >= (RESYNC_RUN_MIN if bucket == RESYNC_BUCKET else RUN_MIN):
                         # a short match's proposal that ran into a copying reply's longer match: its run
                         # counts too (a resumed copy sat out 28 matched tokens on its bucket's rates)
                         offset = following.position

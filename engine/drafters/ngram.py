@@ -286,6 +286,8 @@ class NgramDrafter:
         n = len(hist)
         if self._last != (sid, pos, n):  # a new place: its confirmation starts over
             self._last, self._last_run, self._last_follows, self._last_home = (sid, pos, n), 0, resync, home
+        else:  # the index proposed this place a token ago: the copy resuming here all the same
+            self._last_follows, self._last_home = self._last_follows or resync, self._last_home or home
         # following a copy is evidence once the copy has gone on for a while: two tokens that
         # happened to match (in new code, say) are not
         a = self._anchor

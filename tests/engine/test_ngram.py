@@ -120,6 +120,17 @@ def test_a_long_copy_is_picked_up_again_after_a_short_one_took_the_anchor() -> N
     assert on.tokens == (129, 130, 131) and on.resync  # ...and it is followed with its run counted
 
 
+def test_a_place_the_index_found_a_token_before_the_resync_is_still_the_copy_resuming() -> None:
+    d, src, hist = _copy_setup()
+    hist += list(range(700, 712)) + [130, 131]  # a long insertion, then the file again
+    assert not d.propose(hist, 2).resync  # the index's 2-token match comes first
+    hist += [132]
+    assert d.propose(hist, 2).resync  # the same place, now as the copy resuming
+    hist += [133]  # confirmed: the copy goes on with its long run counted
+    on = d.propose(hist, 2)
+    assert on.tokens == (134, 135) and on.resync
+
+
 def test_an_unconfirmed_draft_does_not_move_the_copy() -> None:
     d, src, hist = _copy_setup()
     d.add_source("c", [40, 41, 42, 43, 44, 45])

@@ -335,3 +335,31 @@ def test_a_short_match_that_ran_into_a_copys_longer_match_counts_its_run() -> No
     sp.begin([1], spec, "greedy", 100)
     sp.saw(0, 30)
     assert sp.pick([1], spec, "greedy", 60, ran)[0] is None
+
+
+def test_a_short_match_that_the_drafter_resumes_as_its_copy_counts_its_run_sooner() -> None:
+    from engine.speculator import RESYNC_RUN_MIN, RUN_MIN
+
+    class Resync(_Copy):
+        def propose(self, history: Sequence[int], max_len: int) -> Draft:
+            return Draft(self.tokens[:max_len], self.name, confidence=5, resync=True)
+
+    src = tuple(range(100, 200))
+    cpu = CostCurve({1: 1.0, 2: 2.0, 4: 3.2, 8: 5.1, 16: 6.2, 32: 10.9, 64: 19.4})
+    acc = Acceptance()
+    for _ in range(20):  # resyncs: a third break at once, a third after three tokens
+        acc.update("ngram:greedy", 6, 6, 0)
+        acc.update("ngram:greedy", 6, 6, 3)
+        acc.update("ngram:greedy", 6, 6, 6)
+    spec = SpecConfig(drafters=("ngram",))
+    for slot, needed in ((Resync(src[40:100]), RESYNC_RUN_MIN), (_Copy(src[40:100]), RUN_MIN)):
+        sp = Speculator(cpu, {"ngram": DrafterSlot(slot)}, acc)
+        sp.saw(60, 4)  # the reply copies its file
+        if isinstance(slot, Resync):
+            assert sp.pick([1], spec, "greedy", 60)[0] is None  # a resync's rates alone do not pay here
+        short = Shadow("ngram:greedy", 1, src[40 - needed + 1:100], matched=needed - 1)
+        assert sp.pick([1], spec, "greedy", 60, short)[0] is None
+        ran = Shadow("ngram:greedy", 1, src[40 - needed:100], matched=needed)
+        d, _ = sp.pick([1], spec, "greedy", 60, ran)
+        assert d is not None and sp.offset == needed
+    assert RESYNC_RUN_MIN < RUN_MIN
