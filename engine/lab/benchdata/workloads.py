@@ -131,4 +131,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout16": _heldout(16),  # written after the twentieth round (a short match's followed run counts)
     "heldout17": _heldout(17),  # written after the twenty-first round (prompts computed while the user types)
     "heldout18": _heldout(18),  # written after the twenty-second round (a long copy stays the overlay's home)
+    "heldout19": _heldout(19),  # written after the twenty-second round's second change (a resumed copy counts its run)
 }
