@@ -82,7 +82,9 @@ def test_an_mbpp_entry_becomes_a_problem_its_own_tests_score(tmp_path):
     bad = dict(MBPP_ENTRY, name="mbpp_464_other_name")
     with pytest.raises(ValueError):
         mbpp.to_problem(bad)
-    assert all(11 <= n <= 510 for n in mbpp.SETS["mbpp1"]) and parse_selection("mbpp1", mbpp.SETS) == list(mbpp.SETS["mbpp1"])
+    for name, ids in mbpp.SETS.items():  # the test split, each set its own problems
+        assert all(11 <= n <= 510 for n in ids) and parse_selection(name, mbpp.SETS) == list(ids)
+    assert not set(mbpp.SETS["mbpp1"]) & set(mbpp.SETS["mbpp2"])
 
 
 def test_a_cached_mbpp_file_that_is_not_the_expected_one_is_fetched_again(tmp_path, monkeypatch):
