@@ -234,8 +234,8 @@ class NgramDrafter:
             d = self._resync(a, hist, max_len)
             if d is not None:
                 return d
-        home = self._home
-        if home is None or home == a:
+        home = self._home  # never the anchor: it is the place the anchor left, at an earlier history length
+        if home is None:
             return None
         if home[0] not in self._sources or home[2] > len(hist):
             self._home = None  # the source went away, or this is another sequence
@@ -254,8 +254,10 @@ class NgramDrafter:
         scored = ((match_back(src, p, hist, RESYNC_KEY), -abs(p - pos), p) for p in places)
         matched, neg_dist, best = max(scored, key=lambda t: t[:2], default=(0, 0, -1))  # ties: the earlier place
         departed = len(hist) - h  # output tokens since the copy was left
-        if matched < (2 if departed <= 8 and -neg_dist <= departed + 4 else HOME_KEY if home else 3):
-            return None  # two common tokens after a long insertion, or far from the anchor, are no evidence
+        # two common tokens after a long insertion, or far from the anchor, are no evidence
+        need = 2 if departed <= 8 and -neg_dist <= departed + 4 else (HOME_KEY if home else 3)
+        if matched < need:
+            return None
         return self._draft(sid, best, hist, max_len, resync=True, home=home)
 
     def _near_places(self, sid: int, pos: int, src: list[int]) -> dict[tuple[int, int], list[int]]:
