@@ -196,18 +196,24 @@ def ceiling(prompt: Sequence[int], output: Sequence[int], curve_points: dict[int
     exactly the proposed tokens that the output will match. It sees the drafter proposing at
     every position, so it bounds a policy using the same drafter's proposals, not a drafter
     whose state (the copy it follows) another sequence of passes would have changed."""
+    return ceiling_of(matches(prompt, output, drafter(), max_len), curve_points, max_len=max_len)
+
+
+def ceiling_of(ms: Sequence[int], curve_points: dict[int, float], *, max_len: int = DEFAULT_MAX_WINDOW,
+               rows_per_token: int = 1) -> tuple[float, float]:
+    """:func:`ceiling` for given match lengths (``ms[i]``: draft tokens the output matches at
+    position i). ``rows_per_token``: verify rows each drafted token takes (2: two candidates)."""
     curve = CostCurve(dict(curve_points))
-    ms = matches(prompt, output, drafter(), max_len)
-    n = len(output)
+    n = len(ms)
     # a pass that will accept m tokens costs at least the cheapest window of m or more (CPU
     # curves are not monotone: 9 rows may cost less than 8)
-    cheapest = [curve.cost(k + 1) for k in range(max_len + 1)]
+    cheapest = [curve.cost(rows_per_token * k + 1) for k in range(max_len + 1)]
     for k in range(max_len - 1, -1, -1):
         cheapest[k] = min(cheapest[k], cheapest[k + 1])
     best = [0.0] * (n + 1)  # best[i]: least time to emit output[i:] (output[0] comes from the prefill)
     for i in range(n - 1, 0, -1):
         t = curve.cost(1) + best[i + 1]
         if ms[i]:
-            t = min(t, cheapest[ms[i]] + best[min(n, i + ms[i] + 1)])
+            t = min(t, cheapest[min(ms[i], max_len)] + best[min(n, i + ms[i] + 1)])
         best[i] = t
     return (n - 1) * curve.cost(1), best[1] if n > 1 else 0.0
