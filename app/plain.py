@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TextIO
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion, PathCompleter, WordCompleter
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
@@ -115,6 +116,8 @@ class PlainUI:
                     pass
         self.session = session or PromptSession(history=history)
         self.completer = TauCompleter(root, tuple(self.model.themes))
+        self._at_message = False  # the message prompt is up (an approval's answer is not a message)
+        self.session.default_buffer.on_text_changed += self._typed
 
     # ---- output ------------------------------------------------------------------------
     def c(self, code: str, text: str) -> str:
@@ -285,10 +288,15 @@ class PlainUI:
             self.write(results.text(result))
         return True
 
+    def _typed(self, buffer: Buffer) -> None:
+        if self._at_message:
+            self.model.typing(buffer.text)  # a pause computes the message's prompt ahead, as in the TUI
+
     def loop(self) -> int:
         if not self.start():
             return 1
         while True:
+            self._at_message = True
             try:
                 text = self.session.prompt(
                     "› ", completer=self.completer, complete_while_typing=True, multiline=False
@@ -297,6 +305,8 @@ class PlainUI:
                 continue
             except EOFError:
                 return 0
+            finally:
+                self._at_message = False
             if not text.strip():
                 continue
             parsed = commands.parse(text)

@@ -101,3 +101,44 @@ def test_plain_thinking_holds_back_a_partial_closing_tag() -> None:
     assert _settled_thinking("<think>so it is 4</thi") == "so it is 4"
     assert _settled_thinking("<think>a < b") == "a < b"
     assert _settled_thinking("<think>a</think>answer") == "a"
+
+
+def test_what_is_typed_at_the_prompt_is_computed_ahead_and_the_turn_sends_exactly_that(repo: Path, pipe,
+                                                                                       monkeypatch) -> None:
+    import threading
+    import time
+
+    import app.controller.model_session as ms
+
+    monkeypatch.setattr(ms, "TYPING_PAUSE_S", 0.05)
+    engine = ScriptedEngine(["It returns 'hello'."])
+    ui, out = plain(repo, engine, pipe)
+
+    def until(cond, timeout: float = 10.0) -> bool:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if cond():
+                return True
+            time.sleep(0.02)
+        return False
+
+    seen: list[bool] = []
+
+    def drive() -> None:  # the keyboard: the main thread is in the prompt
+        try:
+            seen.append(until(lambda: len(engine.primed) == 1))  # the conversation, computed at open
+            pipe.send_text("what does a.py do")
+            seen.append(until(lambda: any("user\nwhat does a.py do\n" in p for p in engine.primed)))
+            pipe.send_text("\r")
+            seen.append(until(lambda: len(engine.prompts) == 1 and not ui.model.busy))
+        finally:
+            pipe.send_text("\x04")
+
+    keys = threading.Thread(target=drive)
+    keys.start()
+    assert ui.loop() == 0
+    keys.join()
+    assert seen == [True, True, True]
+    assert "def greet" in engine.primed[-1]  # the file it names is attached, as the turn attaches it
+    assert engine.prompts[0] == engine.primed[-1]  # the turn's first prompt is exactly what was computed
+    assert "It returns 'hello'." in out.getvalue()
