@@ -110,18 +110,22 @@ class LlamaServer:
                 self.proc.wait()
         self.proc = None
 
+    def post(self, path: str, body: dict) -> tuple[dict, float]:
+        """The server's JSON answer to ``body`` at ``path``, and the request's wall seconds."""
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        t0 = time.perf_counter()
+        with urllib.request.urlopen(req, timeout=1800) as r:
+            out = json.load(r)
+        return out, time.perf_counter() - t0
+
     def complete(self, prompt: str, max_tokens: int, temperature: float, top_p: float, seed: int | None) -> Reply:
         body = {
             "prompt": prompt, "n_predict": max_tokens, "temperature": temperature, "top_p": top_p,
             "top_k": 0, "min_p": 0.0, "repeat_penalty": 1.0, "seed": 1234 if seed is None else seed,
             "cache_prompt": True, "stream": False,
         }
-        req = urllib.request.Request(f"http://127.0.0.1:{self.port}/completion", data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
-        t0 = time.perf_counter()
-        with urllib.request.urlopen(req, timeout=1800) as r:
-            out = json.load(r)
-        wall = time.perf_counter() - t0
+        out, wall = self.post("/completion", body)
         tm = out.get("timings", {})
         return Reply(int(tm.get("predicted_n", out.get("tokens_predicted", 0))), float(tm.get("predicted_ms", 0.0)) / 1e3,
                      float(tm.get("prompt_ms", 0.0)) / 1e3, wall, int(tm.get("draft_n", 0) or 0),
