@@ -35,6 +35,7 @@ RESYNC_KEY = 6  # output tokens compared at each resync position
 CONFIRM = 2  # output tokens that must match a draft before its place becomes the anchor
 RESYNC_MAX_MATCH = 16  # a draft that follows the anchor with a literal match this long is an ordinary copy
 RESYNC_MIN_RUN = 12  # output tokens the copy must have covered before following it counts as evidence
+HOME_JUMP = 16  # a resync this far from where the copy left keeps that place as home (new code read as a jump)
 HOME_KEY = 4  # output tokens a resync around the home copy needs after a long detour (three: new code regressed)
 OPENING_MIN = 6  # reply tokens that must all copy one place before a draft from there is an opening copy
 OPENING_PREAMBLE = 3  # ...after at most this many others that the source has shortly before the copy:
@@ -215,15 +216,29 @@ class NgramDrafter:
         if last is not None and self._last_run >= CONFIRM:
             if self._last_home:  # the long copy resumed: it is the anchor again
                 self._anchor_start, self._home = self._home_start, None
-            elif not (self._last_follows and self._anchor is not None):  # a new copy, not a resync of this one
-                a = self._advance(self._anchor, hist)[0]
+            elif self._resumes(self._home, last):  # the index found the place the long copy left
+                self._anchor_start, self._home = self._home_start, None
+            elif not (self._last_follows and self._anchor is not None) and not self._resumes(self._anchor, last):
+                a = self._advance(self._anchor, hist)[0]  # a new copy, not a resync of this one
                 if a is not None and a[2] - self._anchor_start >= RESYNC_MIN_RUN:
                     self._home, self._home_start = a, self._anchor_start
                 self._anchor_start = last[2] - self._last_run
+            else:  # a resync of this copy: one that jumped far may have taken new code for the source's
+                a = self._advance(self._anchor, hist)[0]
+                if (a is not None and a[0] == last[0] and abs(last[1] - self._last_run - a[1]) > HOME_JUMP
+                        and a[2] - self._anchor_start >= RESYNC_MIN_RUN):
+                    self._home, self._home_start = a, self._anchor_start
             self._anchor, self._last, self._last_run = last, None, 0
         else:
             self._anchor = self._advance(self._anchor, hist)[0]
             self._last = last
+
+    def _resumes(self, a: Anchor | None, last: Anchor) -> bool:
+        """The confirmed place ``last`` starts where a resync around ``a`` would have looked."""
+        if a is None or a[0] != last[0]:
+            return False
+        start = last[1] - self._last_run
+        return a[1] - RESYNC_BEHIND <= start <= a[1] + RESYNC_AHEAD
 
     def _from_anchor(self, hist: list[int], max_len: int) -> Draft | None:
         a = self._anchor

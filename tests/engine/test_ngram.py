@@ -131,6 +131,22 @@ def test_a_place_the_index_found_a_token_before_the_resync_is_still_the_copy_res
     assert on.tokens == (134, 135) and on.resync
 
 
+def test_new_code_a_resync_took_for_the_file_further_on_leaves_the_copy_to_resume_where_it_left() -> None:
+    d, src, hist = _copy_setup()  # the copy left the file at src[20]
+    for t in [7, 8, 150, 151, 152, 153, 154]:  # new code that happens to read like the file 30 tokens on
+        d.propose(hist, 2)
+        hist.append(t)
+    assert d.propose(hist, 2).tokens == (155, 156)  # followed there, as the output dropped source text
+    for t in [9, 10, 11, 12, 13, 14, 15, 16, 17]:  # it was new code after all
+        d.propose(hist, 2)
+        hist.append(t)
+    hist += [120, 121]  # the file again, where the copy left it
+    assert not d.propose(hist, 2).resync  # two tokens: the index's short match, no evidence yet
+    hist += [122, 123]  # confirmed: the long copy resuming, its run counted
+    on = d.propose(hist, 3)
+    assert on.tokens == (124, 125, 126) and on.resync
+
+
 def test_an_unconfirmed_draft_does_not_move_the_copy() -> None:
     d, src, hist = _copy_setup()
     d.add_source("c", [40, 41, 42, 43, 44, 45])
