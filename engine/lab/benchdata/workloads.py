@@ -132,4 +132,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout17": _heldout(17),  # written after the twenty-first round (prompts computed while the user types)
     "heldout18": _heldout(18),  # written after the twenty-second round (a long copy stays the overlay's home)
     "heldout19": _heldout(19),  # written after the twenty-second round's second change (a resumed copy counts its run)
+    "heldout20": _heldout(20),  # written after the twenty-third round (the index finding where a copy left resumes it)
 }
