@@ -160,6 +160,7 @@ def _result(engine, wl: Workload, mode: str, cfg: BenchConfig, dones: list[DoneE
         passes=total.verify_passes, emitted=total.emitted, turn_tok_s=[d.stats.decode_tok_s for d in dones],
         modelled=modelled_speedup([d.stats for d in dones], curve),
         turn_modelled=[modelled_speedup([d.stats], curve) for d in dones],
+        turn_drafted=[sum(d.stats.drafted.values()) for d in dones],
         draft_share=round(total.draft_s / total.decode_s, 4) if total.decode_s > 0 else None,
     )
 

@@ -43,6 +43,10 @@ def format_table(results: list[RunResult]) -> str:
             same += f"  worst request {r.worst_request:.2f}x"
             if r.worst_timed_request is not None:
                 same += f" ({r.worst_timed_request:.2f}x of {TIMED_REQUEST}+ tokens)"
+            if r.worst_drafted_request is not None or r.undrafted_mean is not None:
+                d, u = r.worst_drafted_request, r.undrafted_mean
+                same += (f" (of {TIMED_REQUEST}+ tokens: drafting, worst {'-' if d is None else f'{d:.2f}x'}; "
+                         f"nothing drafted, mean {'-' if u is None else f'{u:.2f}x'})")
         if r.worst_modelled is not None:
             same += f" (modelled: worst {r.worst_modelled:.2f}x, all {r.modelled:.2f}x)"
         lines.append(

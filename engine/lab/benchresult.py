@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -53,11 +54,17 @@ class RunResult:
     request_modelled: list[float] = field(default_factory=list)
     worst_modelled: float | None = None
     turn_modelled: list[float] = field(default_factory=list, repr=False)
+    turn_drafted: list[int] = field(default_factory=list, repr=False)  # each turn's drafted tokens
+    # multi-turn runs, requests of TIMED_REQUEST tokens or more: the worst of those that drafted
+    # something, and the geometric mean over those that drafted nothing (the same passes as plain:
+    # the loop's own cost, and the machine's noise, without the policy)
+    worst_drafted_request: float | None = None
+    undrafted_mean: float | None = None
     draft_share: float | None = None  # of decode time: the host work between passes (GenStats.draft_s)
 
     def to_dict(self) -> dict[str, Any]:
         hidden = ("token_ids", "turn_lens", "decode_s", "wall_s", "timed_tokens", "passes", "emitted", "turn_tok_s",
-                  "turn_modelled")
+                  "turn_modelled", "turn_drafted")
         return {k: v for k, v in self.__dict__.items() if k not in hidden}
 
 
@@ -178,3 +185,10 @@ def speedups(group: list[RunResult]) -> None:
             if len(r.turn_modelled) == len(ratios):
                 r.request_modelled = list(r.turn_modelled)
                 r.worst_modelled = min(r.turn_modelled)
+            if len(r.turn_drafted) == len(ratios) == len(r.turn_lens):
+                timed_by = [(x, k > 0) for x, n, k in zip(ratios, r.turn_lens, r.turn_drafted, strict=True)
+                            if x is not None and n >= TIMED_REQUEST]
+                drafted = [x for x, k in timed_by if k]
+                undrafted = [x for x, k in timed_by if not k]
+                r.worst_drafted_request = min(drafted) if drafted else None
+                r.undrafted_mean = math.exp(sum(map(math.log, undrafted)) / len(undrafted)) if undrafted else None

@@ -157,6 +157,23 @@ def test_the_bench_reports_the_worst_request_of_a_multi_turn_run() -> None:
     assert "worst request 0.75x (2.00x of 32+ tokens)" in format_table([plain, auto])
 
 
+def test_the_worst_request_that_drafted_is_told_apart_from_those_that_drafted_nothing() -> None:
+    from engine.lab.benchreport import format_table
+    from engine.lab.benchresult import RunResult, speedups
+
+    def run(config: str, per_turn: list[float], drafted: list[int]) -> RunResult:
+        return RunResult("long-run", "greedy", config, 30, 10.0, 10.0, 1.0, [], {}, {}, decode_s=3.0,
+                         turn_tok_s=per_turn, turn_lens=[40, 50, 300, 2], turn_drafted=drafted)
+
+    plain = run("plain", [10.0, 20.0, 10.0, 10.0], [0, 0, 0, 0])
+    auto = run("auto", [9.0, 20.0, 25.0, 5.0], [0, 0, 120, 0])
+    speedups([plain, auto])
+    assert auto.worst_timed_request == 0.9  # the first request drafted nothing: the same passes as plain
+    assert auto.worst_drafted_request == 2.5  # the one that drafted; the 2-token one is not timed
+    assert auto.undrafted_mean is not None and abs(auto.undrafted_mean - 0.9 ** 0.5) < 1e-9
+    assert "drafting, worst 2.50x; nothing drafted, mean 0.95x" in format_table([plain, auto])
+
+
 def test_a_replay_that_knows_the_end_token_lets_drafts_run_past_the_reply_and_charges_its_pass() -> None:
     # the reply copies the prompt's first block, which the prompt follows with an end token and more
     prompt = [50, 51] + list(range(10, 40)) + [99] + list(range(60, 90)) + [52]
