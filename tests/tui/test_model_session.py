@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_helpers import make_config
+from tui_helpers import make_config, wait_until
 
 from app.controller.model_session import ModelSession, SessionSetup
 from engine.scripted import ScriptedEngine
@@ -83,16 +83,6 @@ def test_closing_a_session_cancels_a_prime_not_yet_run(repo: Path, tmp_path: Pat
     assert engine.primed == []
 
 
-def _until(cond, timeout: float = 10.0) -> bool:
-    import time
-
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return False
-
 
 def test_a_pause_in_typing_computes_the_prompt_the_turn_then_sends(repo: Path, tmp_path: Path, monkeypatch) -> None:
     import app.controller.model_session as ms
@@ -101,10 +91,10 @@ def test_a_pause_in_typing_computes_the_prompt_the_turn_then_sends(repo: Path, t
     engine = ScriptedEngine(["Nothing to change."])
     session = _session(repo, tmp_path, engine)
     assert session.open(lambda p: None) is None
-    assert _until(lambda: len(engine.primed) == 1)
+    assert wait_until(lambda: len(engine.primed) == 1)
     session.typing("explain a.p")  # a later change within the pause replaces it
     session.typing("explain a.py")
-    assert _until(lambda: len(engine.primed) == 2)
+    assert wait_until(lambda: len(engine.primed) == 2)
     assert "def greet" in engine.primed[1]  # the file it names is attached, as the turn attaches it
     assert session.start_turn("explain a.py").wait(10)
     assert engine.prompts[0] == engine.primed[1]  # the turn's first prompt is exactly what was computed
@@ -123,15 +113,15 @@ def test_a_turn_sent_with_other_text_cancels_the_prime_of_what_was_typed(repo: P
     engine = ScriptedEngine(["ok", "ok"])
     session = _session(repo, tmp_path, engine)
     assert session.open(lambda p: None) is None
-    assert _until(lambda: session.primed is not None and not session.primed.is_alive())
+    assert wait_until(lambda: session.primed is not None and not session.primed.is_alive())
     session.typing("first draft")
-    assert _until(lambda: len(engine.primed) == 2)
+    assert wait_until(lambda: len(engine.primed) == 2)
     token = session._prime_cancel
     assert token is not None and not token.cancelled
     assert session.start_turn("something else").wait(10)
     assert token.cancelled  # a prime still running would compute a message nobody sends
     session.typing("same text")
-    assert _until(lambda: len(engine.primed) == 3)
+    assert wait_until(lambda: len(engine.primed) == 3)
     same = session._prime_cancel
     assert session.start_turn("same text").wait(10)
     assert same is not None and not same.cancelled
@@ -147,7 +137,7 @@ def test_a_message_typed_during_a_turn_is_computed_when_the_turn_ends(repo: Path
     engine = ScriptedEngine([lambda prompt: gate.wait(10) and "ok"])
     session = _session(repo, tmp_path, engine)
     assert session.open(lambda p: None) is None
-    assert _until(lambda: len(engine.primed) == 1)
+    assert wait_until(lambda: len(engine.primed) == 1)
     turn = session.start_turn("first")
     session.typing("next question about a.py")
     import time
@@ -156,7 +146,7 @@ def test_a_message_typed_during_a_turn_is_computed_when_the_turn_ends(repo: Path
     assert len(engine.primed) == 1  # not while the turn runs: it holds the engine
     gate.set()
     assert turn.wait(10)
-    assert _until(lambda: len(engine.primed) == 2)
+    assert wait_until(lambda: len(engine.primed) == 2)
     assert "user\nnext question about a.py\n" in engine.primed[1] and "user\nfirst" in engine.primed[1]
 
 
@@ -167,7 +157,7 @@ def test_the_conversation_is_saved_for_later_sessions_and_a_typed_message_is_not
     engine = ScriptedEngine([])
     session = _session(repo, tmp_path, engine)
     assert session.open(lambda p: None) is None
-    assert _until(lambda: len(engine.primed) == 1)
+    assert wait_until(lambda: len(engine.primed) == 1)
     session.typing("explain a.py")
-    assert _until(lambda: len(engine.primed) == 2)
+    assert wait_until(lambda: len(engine.primed) == 2)
     assert engine.primes_saved == [True, False]

@@ -13,7 +13,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
-from tui_helpers import make_config, tool_call
+from tui_helpers import make_config, tool_call, wait_until
 
 from app.controller.model_session import SessionSetup
 from app.plain import PlainUI, TauCompleter, color_diff
@@ -106,7 +106,6 @@ def test_plain_thinking_holds_back_a_partial_closing_tag() -> None:
 def test_what_is_typed_at_the_prompt_is_computed_ahead_and_the_turn_sends_exactly_that(repo: Path, pipe,
                                                                                        monkeypatch) -> None:
     import threading
-    import time
 
     import app.controller.model_session as ms
 
@@ -114,23 +113,15 @@ def test_what_is_typed_at_the_prompt_is_computed_ahead_and_the_turn_sends_exactl
     engine = ScriptedEngine(["It returns 'hello'."])
     ui, out = plain(repo, engine, pipe)
 
-    def until(cond, timeout: float = 10.0) -> bool:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            if cond():
-                return True
-            time.sleep(0.02)
-        return False
-
     seen: list[bool] = []
 
     def drive() -> None:  # the keyboard: the main thread is in the prompt
         try:
-            seen.append(until(lambda: len(engine.primed) == 1))  # the conversation, computed at open
+            seen.append(wait_until(lambda: len(engine.primed) == 1))  # the conversation, computed at open
             pipe.send_text("what does a.py do")
-            seen.append(until(lambda: any("user\nwhat does a.py do\n" in p for p in engine.primed)))
+            seen.append(wait_until(lambda: any("user\nwhat does a.py do\n" in p for p in engine.primed)))
             pipe.send_text("\r")
-            seen.append(until(lambda: len(engine.prompts) == 1 and not ui.model.busy))
+            seen.append(wait_until(lambda: len(engine.prompts) == 1 and not ui.model.busy))
         finally:
             pipe.send_text("\x04")
 

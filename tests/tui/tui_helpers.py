@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from collections.abc import Iterator, Sequence
 
 from app.config import Config
@@ -73,6 +74,16 @@ class FrozenEngine(ScriptedEngine):
                     while not self.gate.wait(0.02):
                         if cancel is not None and cancel.cancelled:
                             break
+
+
+def wait_until(cond, timeout: float = 10.0) -> bool:
+    """Poll ``cond`` from a test's thread until it holds (True) or ``timeout`` seconds pass (False)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return False
 
 
 def make_config(**kw: object) -> Config:
