@@ -30,12 +30,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from app.agent.direct_edit import edit_messages, load_files
 from app.agent.editformat import choose_format
 from app.config import load_config
 from app.engines.factory import engine_config
+from engine.config import EngineConfig
 from engine.paths import cache_dir
 
 
@@ -70,16 +72,14 @@ FIRST, SECOND = "Add a docstring to restock_0.", "Make restock_1 reject n above 
 OTHER = "Add type hints where they are missing."
 
 
-def _peer_rows(binary: Path, work: Path, run: int, model: str | None) -> list[dict]:
+def _peer_rows(binary: Path, work: Path, run: int, ecfg: EngineConfig) -> list[dict]:
     """The three cases as tau's run has them: ``cold`` on a fresh server; ``system`` on another fresh
     one after the other file's edit (its prompt cache keeps every recent prompt: the first server
     would serve ``system`` whole); ``same file`` next on that one."""
     from engine.lab.peer_server import LlamaServer
 
-    ecfg = engine_config(load_config())
-
     def server() -> LlamaServer:
-        return LlamaServer(binary, model or ecfg.model_path, n_ctx=ecfg.n_ctx,
+        return LlamaServer(binary, ecfg.model_path, n_ctx=ecfg.n_ctx,
                            threads=ecfg.threads or (os.cpu_count() or 1), gpu_layers=ecfg.gpu_layers)
 
     def ask(srv: LlamaServer, name: str, instruction: str) -> dict:
@@ -124,7 +124,9 @@ def main(argv: list[str] | None = None) -> int:
             peer = find_server(args.peer_server)
         except ValueError as e:
             raise SystemExit(f"ttft: {e}") from None
-    model = flags[flags.index("--model") + 1] if "--model" in flags[:-1] else None
+    ecfg = engine_config(load_config()) if peer is not None else None  # resolved once: the peer's model and settings
+    if ecfg is not None and "--model" in flags[:-1]:
+        ecfg = replace(ecfg, model_path=flags[flags.index("--model") + 1])
     prefix_dir = cache_dir() / "prefix"
     rows: list[dict] = []
     peer_rows: list[dict] = []
@@ -139,8 +141,8 @@ def main(argv: list[str] | None = None) -> int:
         _edit(work, "other.py", OTHER, flags)  # saves the system prompt's state
         rows.append({"case": "system", "run": run, **_edit(work, "inventory.py", FIRST, flags)})
         rows.append({"case": "same file", "run": run, **_edit(work, "inventory.py", SECOND, flags)})
-        if peer is not None:
-            peer_rows += _peer_rows(peer, work, run, model)
+        if peer is not None and ecfg is not None:
+            peer_rows += _peer_rows(peer, work, run, ecfg)
         shutil.rmtree(work, ignore_errors=True)
     summary = {"tau edit": _summary(rows)}
     if peer_rows:

@@ -214,20 +214,18 @@ class NgramDrafter:
         # emits what the drafter proposed confirms it all the same
         self._last_run = self._last_run + moved if last is not None else 0
         if last is not None and self._last_run >= CONFIRM:
-            if self._last_home:  # the long copy resumed: it is the anchor again
+            # the long copy resumed (a home resync, or the index found the place it left): the anchor again
+            if self._last_home or self._resumes(self._home, last):
                 self._anchor_start, self._home = self._home_start, None
-            elif self._resumes(self._home, last):  # the index found the place the long copy left
-                self._anchor_start, self._home = self._home_start, None
-            elif not (self._last_follows and self._anchor is not None) and not self._resumes(self._anchor, last):
-                a = self._advance(self._anchor, hist)[0]  # a new copy, not a resync of this one
-                if a is not None and a[2] - self._anchor_start >= RESYNC_MIN_RUN:
-                    self._home, self._home_start = a, self._anchor_start
-                self._anchor_start = last[2] - self._last_run
-            else:  # a resync of this copy: one that jumped far may have taken new code for the source's
+            else:
                 a = self._advance(self._anchor, hist)[0]
-                if (a is not None and a[0] == last[0] and abs(last[1] - self._last_run - a[1]) > HOME_JUMP
-                        and a[2] - self._anchor_start >= RESYNC_MIN_RUN):
-                    self._home, self._home_start = a, self._anchor_start
+                ran = a is not None and a[2] - self._anchor_start >= RESYNC_MIN_RUN
+                if not (self._last_follows and self._anchor is not None) and not self._resumes(self._anchor, last):
+                    if ran:  # a new copy, not a resync of this one: the long one it left stays home
+                        self._home, self._home_start = a, self._anchor_start
+                    self._anchor_start = last[2] - self._last_run
+                elif ran and a is not None and a[0] == last[0] and abs(last[1] - self._last_run - a[1]) > HOME_JUMP:
+                    self._home, self._home_start = a, self._anchor_start  # a far resync may have taken new code for the source's
             self._anchor, self._last, self._last_run = last, None, 0
         else:
             self._anchor = self._advance(self._anchor, hist)[0]

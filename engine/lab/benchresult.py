@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from statistics import geometric_mean
 from typing import Any
 
 from engine.policy import CostCurve
@@ -191,4 +191,4 @@ def speedups(group: list[RunResult]) -> None:
                 drafted = [x for x, k in timed_by if k]
                 undrafted = [x for x, k in timed_by if not k]
                 r.worst_drafted_request = min(drafted) if drafted else None
-                r.undrafted_mean = math.exp(sum(map(math.log, undrafted)) / len(undrafted)) if undrafted else None
+                r.undrafted_mean = geometric_mean(undrafted) if undrafted else None

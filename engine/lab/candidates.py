@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
+from statistics import geometric_mean
 
 from engine.drafters.ngram import NgramDrafter
+from engine.lab.replay import pad_table
 from engine.lab.simulate import ceiling_of, matches
-from engine.widths import fixed_widths, padded_curve
+from engine.widths import padded_curve
 
 MAX_LEN = 64
 KEYS = (4, 2)
@@ -70,8 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pad", default="", help="pad the curve to these widths (a GPU's captured graphs)")
     args = ap.parse_args(argv)
     raw = json.loads(Path(args.curve).read_text(encoding="utf-8"))["verify_curve"]
-    table = fixed_widths(tuple(int(w) for w in args.pad.split(","))) if args.pad else ()
-    curve = padded_curve({int(k): float(v) for k, v in raw.items()}, table)
+    curve = padded_curve({int(k): float(v) for k, v in raw.items()}, pad_table(args.pad))
     rows = []
     for path in args.recordings:
         for name, wl in json.loads(Path(path).read_text(encoding="utf-8"))["workloads"].items():
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(b)
                 print(f"{name:28s}", "  ".join(f"{k} {v:.2f}x" for k, v in b.items()))
     if rows:
-        geo = {k: math.exp(sum(math.log(r[k]) for r in rows) / len(rows)) for k in rows[0]}
+        geo = {k: geometric_mean(r[k] for r in rows) for k in rows[0]}
         print(f"{'geomean':28s}", "  ".join(f"{k} {v:.3f}x" for k, v in geo.items()))
     return 0
 

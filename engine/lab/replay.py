@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
+from statistics import geometric_mean
 
 from engine.widths import fixed_widths, padded_curve
 
@@ -57,6 +57,11 @@ def record(suites: list[str], out: Path, model: str, seed: int | None = None) ->
     out.write_text(json.dumps({"verify_curve": curve, "workloads": rows}), encoding="utf-8")
 
 
+def pad_table(pad: str) -> tuple[int, ...]:
+    """The pad widths of ``--pad 16,64`` (a GPU's captured graphs) as engine.widths pads passes."""
+    return fixed_widths(tuple(int(w) for w in pad.split(","))) if pad else ()
+
+
 def replay(path: Path | list[Path], curve_from: Path | None = None, pad: str = "", overlap: bool = False) -> dict:
     """One recording or several (their workloads summarized together, each under its own curve
     unless ``curve_from``). ``curve_from``: a JSON file whose ``verify_curve`` replaces the
@@ -66,7 +71,7 @@ def replay(path: Path | list[Path], curve_from: Path | None = None, pad: str = "
     from engine.lab.simulate import ceiling, simulate
 
     forced = json.loads(curve_from.read_text(encoding="utf-8"))["verify_curve"] if curve_from else None
-    table = fixed_widths(tuple(int(w) for w in pad.split(","))) if pad else ()
+    table = pad_table(pad)
     out: dict[str, dict] = {}
     for one in path if isinstance(path, list) else [path]:
         data = json.loads(one.read_text(encoding="utf-8"))
@@ -84,7 +89,7 @@ def replay(path: Path | list[Path], curve_from: Path | None = None, pad: str = "
                          "ceiling": round(plain / best, 3) if best else 1.0}
     edits = [r["speedup"] for r in out.values() if r["kind"] == "edit"]
     new = [r["speedup"] for r in out.values() if r["kind"] == "new"]
-    summary = {"edits_geomean": round(math.exp(sum(map(math.log, edits)) / len(edits)), 3) if edits else None,
+    summary = {"edits_geomean": round(geometric_mean(edits), 3) if edits else None,
                "edits_worst": min(edits, default=None), "new_worst": min(new, default=None)}
     for name, r in out.items():
         if r["kind"] == "long":

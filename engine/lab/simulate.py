@@ -214,6 +214,6 @@ def ceiling_of(ms: Sequence[int], curve_points: dict[int, float], *, max_len: in
     for i in range(n - 1, 0, -1):
         t = curve.cost(1) + best[i + 1]
         if ms[i]:
-            t = min(t, cheapest[min(ms[i], max_len)] + best[min(n, i + ms[i] + 1)])
+            t = min(t, cheapest[ms[i]] + best[min(n, i + ms[i] + 1)])
         best[i] = t
     return (n - 1) * curve.cost(1), best[1] if n > 1 else 0.0
