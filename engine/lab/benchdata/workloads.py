@@ -134,4 +134,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout19": _heldout(19),  # written after the twenty-second round's second change (a resumed copy counts its run)
     "heldout20": _heldout(20),  # written after the twenty-third round (the index finding where a copy left resumes it)
     "heldout21": _heldout(21),  # written after the twenty-third round too, before its first run (no policy change since)
+    "heldout22": _heldout(22),  # written after the twenty-fourth round (no policy change since the twenty-third)
 }
