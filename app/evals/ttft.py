@@ -116,17 +116,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="ttft.json")
     ap.add_argument("--peer-server", default="", help="llama-server binary (or its build directory): the same cases")
     args, flags = ap.parse_known_args(argv)
-    peer = None
+    peer: tuple[Path, EngineConfig] | None = None  # the server binary, and the model and settings it runs
     if args.peer_server:
         from engine.lab.peer_server import find_server
 
         try:
-            peer = find_server(args.peer_server)
+            binary = find_server(args.peer_server)
         except ValueError as e:
             raise SystemExit(f"ttft: {e}") from None
-    ecfg = engine_config(load_config()) if peer is not None else None  # resolved once: the peer's model and settings
-    if ecfg is not None and "--model" in flags[:-1]:
-        ecfg = replace(ecfg, model_path=flags[flags.index("--model") + 1])
+        ecfg = engine_config(load_config())
+        if "--model" in flags[:-1]:
+            ecfg = replace(ecfg, model_path=flags[flags.index("--model") + 1])
+        peer = (binary, ecfg)
     prefix_dir = cache_dir() / "prefix"
     rows: list[dict] = []
     peer_rows: list[dict] = []
@@ -141,8 +142,8 @@ def main(argv: list[str] | None = None) -> int:
         _edit(work, "other.py", OTHER, flags)  # saves the system prompt's state
         rows.append({"case": "system", "run": run, **_edit(work, "inventory.py", FIRST, flags)})
         rows.append({"case": "same file", "run": run, **_edit(work, "inventory.py", SECOND, flags)})
-        if peer is not None and ecfg is not None:
-            peer_rows += _peer_rows(peer, work, run, ecfg)
+        if peer is not None:
+            peer_rows += _peer_rows(peer[0], work, run, peer[1])
         shutil.rmtree(work, ignore_errors=True)
     summary = {"tau edit": _summary(rows)}
     if peer_rows:

@@ -183,3 +183,32 @@ def test_a_replay_that_knows_the_end_token_lets_drafts_run_past_the_reply_and_ch
     cut = simulate(prompt, output, CURVE)  # windows never reach past the recorded output
     assert cut.plain_s == pytest.approx((len(output) - 1) * CURVE[1])
     assert ended.drafted > 0 and ended.accepted == ended.drafted  # drafts stop at the end token: none missed
+
+
+def test_a_trace_records_every_pick_beside_what_could_be_copied_without_changing_the_policy() -> None:
+    from engine.lab.trace import trace
+
+    # the reply copies a block of the prompt, departs for new tokens, then copies on
+    prompt = [50, 51] + list(range(10, 70)) + [52]
+    output = list(range(10, 30)) + [200, 201, 202] + list(range(30, 60))
+    speedup, picks = trace({"prompt": prompt, "output": output}, CURVE)
+    assert speedup == pytest.approx(simulate(prompt, output, CURVE).speedup)
+    assert [p.position for p in picks] == sorted({p.position for p in picks})  # one pick a pass, in order
+    ms = matches(prompt, output, NgramDrafter(), 64)
+    assert all(p.available == ms[p.position] for p in picks)
+    assert any(p.window for p in picks) and all(p.window <= 64 for p in picks)
+    # every position is a pass's start or inside a window accepted before it
+    covered = set()
+    for p in picks:
+        covered.update(range(p.position, p.position + 1 + min(p.window, p.available)))
+    assert covered >= set(range(1, len(output)))
+
+
+def test_trace_losses_charge_broken_windows_their_unaccepted_rows_and_count_missed_copies() -> None:
+    from engine.lab.trace import Pick, losses
+
+    picks = [Pick(1, 3, 6, 1, None),  # 4 rows where 2 were used: 3.0 - 2.0 steps lost
+             Pick(3, 0, 24, 10, None),  # a plain step with 10 tokens to copy
+             Pick(4, 0, 1, 2, None),  # too little to copy: no miss
+             Pick(5, 3, 5, 3, None)]  # accepted whole: nothing lost
+    assert losses(picks, {1: 1.0, 2: 2.0, 4: 3.0, 8: 5.0}) == {"broken b6": 1.0, "missed b24": 1.0}

@@ -83,7 +83,6 @@ def test_closing_a_session_cancels_a_prime_not_yet_run(repo: Path, tmp_path: Pat
     assert engine.primed == []
 
 
-
 def test_a_pause_in_typing_computes_the_prompt_the_turn_then_sends(repo: Path, tmp_path: Path, monkeypatch) -> None:
     import app.controller.model_session as ms
 
