@@ -79,6 +79,11 @@ RUN_WEIGHT = 4.0
 # reply copied) that has matched this many tokens counts its run like a followed copy's once the
 # drafter's own match is in a chained bucket of a copying reply (fewer: prose-like phrases opened windows)
 RUN_MIN = 12
+# ... and this many for a run along the reply's own earlier text (a 16-31-token echo match), in a
+# reply that has copied its prompt more than itself: an edit whose model loops on a block it just
+# wrote (a greedy reply wrote one method body six times) copies like its file; new code's repeated
+# blocks broke at about 13 tokens, but there the echoes are the reply's only copies
+ECHO_RUN_MIN = 8
 RESYNC_RUN_MIN = 4  # ...and this many once the drafter resumes its long copy there (a resync): a phrase is no resync
 GUARD_DECAY = 0.95  # weight of a pass in the throughput guard after each further pass
 GUARD_MIN_TOKENS = 8.0  # emitted tokens (decayed) before the guard judges a drafter
@@ -139,7 +144,7 @@ class Speculator:
         self.proposal: tuple[int, ...] = ()  # the last pick's whole proposal, its window cut from the front
         self.offset = 0  # the last pick continues a followed proposal: its bucket positions start here
         self.recent: deque[bool] = deque(maxlen=RECENT_TOKENS)  # this reply's last tokens: each one proposed?
-        self.said = self.said_proposed = 0  # this reply's tokens, and how many of them were proposals
+        self.said = self.said_proposed = self.said_copied = 0  # this reply's tokens, its proposals, those not echoes
         self.prefill_s_per_token = 0.0  # the target's, from the last long prefill (0 = not seen)
         self.replies: deque[int] = deque(maxlen=REPLIES_KEPT)  # recent replies' lengths in tokens
         self.calibration: dict[str, RequestCalibration] = {}  # this request's, by acceptance key
@@ -187,7 +192,8 @@ class Speculator:
                         # bucket, rather than a short match's bucket (a copy resumed after an edit waited
                         # for a 32-token match before its windows opened)
                         bucket, offset = following.bucket, following.position
-                    elif bucket in CHAINED and following.matched >= (RESYNC_RUN_MIN if bucket == RESYNC_BUCKET else RUN_MIN):
+                    elif (bucket in CHAINED and following.matched >= (RESYNC_RUN_MIN if bucket == RESYNC_BUCKET else RUN_MIN)) or (
+                            bucket == ECHO + 4 and self.copies_prompt and following.matched >= ECHO_RUN_MIN):
                         # a short match's proposal that ran into a copying reply's longer match: its run
                         # counts too (a resumed copy sat out 28 matched tokens on its bucket's rates)
                         offset = following.position
@@ -245,7 +251,7 @@ class Speculator:
         self.calibration = {}
         self.is_stop = is_stop
         self.recent.clear()
-        self.said = self.said_proposed = 0
+        self.said = self.said_proposed = self.said_copied = 0
         curve = self.curve_for(mode)
         t1 = curve.cost(1)
         for name in spec.drafters:
@@ -300,16 +306,23 @@ class Speculator:
             return True
         return sum(self.recent) * 2 >= len(self.recent) + COPYING_MIN
 
+    @property
+    def copies_prompt(self) -> bool:
+        """More of the reply's proposed tokens came from its prompt than from its own earlier text."""
+        return 2 * self.said_copied >= self.said_proposed + COPYING_MIN
+
     def _regime(self, d: Draft) -> int:
         """The bucket offset for where the draft comes from and whether the reply is copying."""
         if d.echo:
             return ECHO
         return 0 if self.copying else COLD
 
-    def saw(self, proposed: int, unproposed: int = 0) -> None:
+    def saw(self, proposed: int, unproposed: int = 0, echo: bool = False) -> None:
         """Tokens of the reply that were (verified or shadowed) proposals, then ones that were not."""
         self.recent.extend([True] * proposed + [False] * unproposed)
         self.said_proposed += proposed
+        if not echo:
+            self.said_copied += proposed
         self.said += proposed + unproposed
 
     def end(self, tokens: int) -> None:

@@ -363,3 +363,42 @@ def test_a_short_match_that_the_drafter_resumes_as_its_copy_counts_its_run_soone
         d, _ = sp.pick([1], spec, "greedy", 60, ran)
         assert d is not None and sp.offset == needed
     assert RESYNC_RUN_MIN < RUN_MIN
+
+
+def test_an_echo_run_counts_in_a_reply_that_copies_its_prompt_more_than_itself() -> None:
+    from engine.speculator import ECHO, ECHO_RUN_MIN
+
+    class Echo(_Copy):
+        def propose(self, history: Sequence[int], max_len: int) -> Draft:
+            return Draft(self.tokens[:max_len], self.name, confidence=16, echo=True)  # the reply's own block
+
+    # an edit's greedy reply looping on a method it just wrote: a 16-31-token match of its own text
+    # (echo bucket 24), whose rates new code's repeated blocks taught (they broke at about 13 tokens)
+    src = tuple(range(100, 200))
+    cpu = CostCurve({1: 1.0, 2: 2.0, 4: 3.2, 8: 5.1, 16: 6.2, 32: 10.9, 64: 19.4})
+    acc = Acceptance()
+    for _ in range(20):
+        acc.update("ngram:greedy", ECHO + 4, 6, 0)
+        acc.update("ngram:greedy", ECHO + 4, 6, 3)
+        acc.update("ngram:greedy", ECHO + 4, 6, 6)
+    spec = SpecConfig(drafters=("ngram",))
+
+    def fresh(copied: int, echoed: int) -> Speculator:
+        sp = Speculator(cpu, {"ngram": DrafterSlot(Echo(src[40:100]))}, acc)
+        sp.saw(copied)  # proposals of the prompt's text (the file re-emitted)
+        sp.saw(echoed, echo=True)  # ... and of the reply's own
+        sp.saw(0, 4)
+        return sp
+
+    ran = Shadow("ngram:greedy", ECHO + 1, src[40 - ECHO_RUN_MIN:100], matched=ECHO_RUN_MIN)
+    short = Shadow("ngram:greedy", ECHO + 1, src[40 - ECHO_RUN_MIN + 1:100], matched=ECHO_RUN_MIN - 1)
+    edit = fresh(300, 100)
+    assert edit.copies_prompt and edit.copying
+    assert edit.pick([1], spec, "greedy", 60)[0] is None  # the echo bucket's rates alone do not pay
+    assert edit.pick([1], spec, "greedy", 60, short)[0] is None
+    d, b = edit.pick([1], spec, "greedy", 60, ran)
+    assert d is not None and b == ECHO + 4 and edit.offset == ECHO_RUN_MIN and d.tokens == src[40:40 + len(d.tokens)]
+    # new code repeating its own blocks is copying too, but only itself: its echoes stay on their rates
+    new_code = fresh(20, 300)
+    assert new_code.copying and not new_code.copies_prompt
+    assert new_code.pick([1], spec, "greedy", 60, ran)[0] is None
