@@ -135,4 +135,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout20": _heldout(20),  # written after the twenty-third round (the index finding where a copy left resumes it)
     "heldout21": _heldout(21),  # written after the twenty-third round too, before its first run (no policy change since)
     "heldout22": _heldout(22),  # written after the twenty-fourth round (no policy change since the twenty-third)
+    "heldout23": _heldout(23),  # written after the twenty-fifth round (an echo run counts in a reply copying its prompt)
 }
