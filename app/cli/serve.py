@@ -34,8 +34,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="answer 404 to a request naming another model (default: any name gets the resident model)")
     p.add_argument("--allow-public", dest="allow_public", action="store_true",
                    help="serve on a non-loopback --host without an API key (anyone who can reach the port can use it)")
+    p.add_argument("--max-tokens", dest="serve_max_tokens", type=_positive, metavar="N",
+                   help="tokens a request that sets no max_tokens may generate (default: the rest of the context, as "
+                   "OpenAI's API; a model caught in a loop then writes until the context is full)")
     add_model_flags(p)
     p.set_defaults(func=run)
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of tokens, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
 
 
 def _is_loopback(host: str) -> bool:
@@ -101,6 +114,7 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
             return _err(str(e))
         name = args.model_name or default_model_id(engine.info)
         app = create_app(engine, api_key=key, model_name=name, strict_model=args.strict_model,
+                         default_max_tokens=args.serve_max_tokens,
                          defaults=SamplingParams(temperature=cfg.temperature, top_p=cfg.top_p),
                          allowed_hosts=LOOPBACK_NAMES if _is_loopback(host) else None)
         ann = claim.update(status="ready", model=engine.info.path, model_name=name)

@@ -84,6 +84,7 @@ def create_app(
     allowed_hosts: Collection[str] | None = None,
     body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S,
     strict_model: bool = False,
+    default_max_tokens: int | None = None,
 ) -> Starlette:
     """Build the server app around one engine (the caller keeps ownership of the engine).
 
@@ -94,14 +95,16 @@ def create_app(
 
     Any model name gets the resident model and the answer names the served id;
     ``strict_model`` answers 404 for a name that is not one of its aliases instead.
-    A body not received within ``body_timeout_s`` gets 408.
+    A body not received within ``body_timeout_s`` gets 408. A request that sets no max_tokens
+    generates up to ``default_max_tokens`` (None: the rest of the context).
 
     ``tau_extensions=False`` leaves out ``/tau/v1/*`` and the ``tau_*`` fields' consumers
     can detect, so the server looks like any OpenAI-compatible endpoint (used in tests).
     """
     ctx = ServerContext(engine, api_key=api_key, model_name=model_name or default_model_id(engine.info),
                         max_body=max_body_bytes, defaults=defaults or SamplingParams(), keepalive_s=keepalive_s,
-                        body_timeout_s=body_timeout_s, strict_model=strict_model, allowed_hosts=allowed_hosts)
+                        body_timeout_s=body_timeout_s, strict_model=strict_model, allowed_hosts=allowed_hosts,
+                        default_max_tokens=default_max_tokens)
 
     def route(path: str, name: str, fn: Handler, method: str, auth: bool = True) -> Route:
         return Route(path, _endpoint(ctx, name, fn, auth), methods=[method])

@@ -60,7 +60,8 @@ class ServerContext:
 
     def __init__(self, engine: Engine, *, api_key: str | None, model_name: str, max_body: int,
                  defaults: SamplingParams, keepalive_s: float, body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S,
-                 strict_model: bool = False, allowed_hosts: Collection[str] | None = None) -> None:
+                 strict_model: bool = False, allowed_hosts: Collection[str] | None = None,
+                 default_max_tokens: int | None = None) -> None:
         self.engine = engine
         self.api_key = api_key or None
         self.model_name = model_name
@@ -69,6 +70,7 @@ class ServerContext:
         self.max_body = max_body
         self.body_timeout_s = body_timeout_s
         self.defaults = defaults
+        self.default_max_tokens = default_max_tokens
         self.keepalive_s = keepalive_s
         self.allowed_hosts = {h.lower().strip("[]") for h in allowed_hosts} if allowed_hosts is not None else None
         self.metrics = Metrics(model=model_name, backend=engine.info.backend, n_ctx=engine.info.n_ctx)
@@ -145,5 +147,5 @@ class ServerContext:
 
     async def admit(self, body: dict, prompt: str | tuple[int, ...]) -> tuple[Job, int]:
         n_prompt = len(prompt) if isinstance(prompt, tuple) else await run_in_threadpool(self.engine.count_tokens, prompt)
-        req = P.generate_request(body, prompt, n_prompt, self.engine.info.n_ctx, self.defaults)
+        req = P.generate_request(body, prompt, n_prompt, self.engine.info.n_ctx, self.defaults, self.default_max_tokens)
         return self.worker.submit(req), n_prompt

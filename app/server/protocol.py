@@ -149,8 +149,10 @@ def sampling_from(body: dict, defaults: SamplingParams) -> SamplingParams:
 
 
 def generate_request(body: dict, prompt: str | tuple[int, ...], n_prompt: int, n_ctx: int,
-                     defaults: SamplingParams) -> GenerateRequest:
-    """Validate the generation fields of a request and build the engine request."""
+                     defaults: SamplingParams, default_max_tokens: int | None = None) -> GenerateRequest:
+    """Validate the generation fields of a request and build the engine request. A request that
+    sets no max_tokens gets the rest of the context (OpenAI's convention), or at most
+    ``default_max_tokens`` (``tau serve --max-tokens``)."""
     n = _int(body, "n", 1)
     if n not in (None, 1):
         raise ApiError(400, "only n=1 is supported (one resident model, one stream)", param="n")
@@ -165,7 +167,9 @@ def generate_request(body: dict, prompt: str | tuple[int, ...], n_prompt: int, n
     if max_tokens is None:
         max_tokens = _int(body, "max_tokens", 1)
     room = n_ctx - n_prompt
-    max_tokens = room if max_tokens is None else min(max_tokens, room)
+    if max_tokens is None:
+        max_tokens = default_max_tokens or room
+    max_tokens = min(max_tokens, room)
     spec = body.get("spec", "auto")
     if spec not in SPEC_MODES:
         raise ApiError(400, f"'spec' must be one of {', '.join(SPEC_MODES)}", param="spec")

@@ -8,11 +8,13 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 from app import announce
+from app.cli.main import main
 from app.config import Config, runtime_dir
 from app.engines import factory
 from app.engines.remote import RemoteEngine
@@ -170,6 +172,25 @@ def test_tau_serve_process_refuses_a_second_and_cleans_up():
     assert first.returncode == 0, err
     assert "stopped" in err
     assert announce.running_servers() == [] and list(runtime_dir().glob("serve-*.json")) == []
+
+
+def test_tau_serve_max_tokens_caps_a_request_that_sets_none(capsys):
+    proc = start_serve("--max-tokens", "2")
+    try:
+        ann = wait_ready(proc)
+        body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
+        req = urllib.request.Request(ann.url + "/v1/chat/completions", body, {"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=20) as resp:
+            choice = json.loads(resp.read())["choices"][0]
+        assert choice["message"]["content"] == "hello fr" and choice["finish_reason"] == "length"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=20)
+    for bad, why in (("0", "at least 1"), ("lots", "whole number")):
+        with pytest.raises(SystemExit) as e:
+            main(["serve", "--port", "0", "--max-tokens", bad])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert e.value.code == 2 and "--max-tokens" in err[-1] and why in err[-1]
 
 
 def test_tau_serve_reports_a_busy_port():

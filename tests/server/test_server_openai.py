@@ -92,6 +92,23 @@ def test_max_tokens_and_stop(serve):
     assert req.sampling.seed == 7
 
 
+def test_a_request_without_max_tokens_gets_the_servers_default_cap_and_one_that_sets_it_its_own(serve):
+    # a model caught in a loop (`if n == K: return ...` for K = 3, 4, ...) writes until the context is
+    # full when nothing caps it: minutes on a CPU, which an aider request without max_tokens waited out
+    reply = "0123456789abcdef"
+    msgs = [{"role": "user", "content": "x"}]
+    capped = client(serve(ScriptedEngine([reply] * 3), default_max_tokens=2))
+    r = capped.chat.completions.create(model="scripted", messages=msgs)
+    assert r.choices[0].message.content == "01234567" and r.choices[0].finish_reason == "length"
+    r = capped.chat.completions.create(model="scripted", messages=msgs, max_tokens=3)  # the request's own wins
+    assert r.choices[0].message.content == "0123456789ab" and r.choices[0].finish_reason == "length"
+    r = capped.completions.create(model="scripted", prompt="p")
+    assert r.choices[0].text == "01234567" and r.choices[0].finish_reason == "length"
+    uncapped = client(serve(ScriptedEngine([reply])))
+    r = uncapped.chat.completions.create(model="scripted", messages=msgs)
+    assert r.choices[0].message.content == reply and r.choices[0].finish_reason == "stop"
+
+
 def test_tool_calls_non_streaming(serve):
     eng = ScriptedEngine([CALL_REPLY])
     srv = serve(eng)
