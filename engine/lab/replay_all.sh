@@ -34,5 +34,7 @@ for c in CPU H200; do
     echo "== $c sampled draw $s"
     python -m engine.lab.replay replay $R/cpu2-epyc-avx2-replay-sampled$s-outputs-s21.json ${CURVE[$c]} --json | summary no
   done
-  echo "== $c long run"; python -m engine.lab.replay replay $R/cpu2-epyc-avx512-replay-long-outputs-s23.json ${CURVE[$c]} --json | summary no
+  for s in 23 30; do  # two recordings of the long run (its greedy replies part at near-ties between sessions)
+    echo "== $c long run (s$s)"; python -m engine.lab.replay replay $R/cpu2-epyc-avx512-replay-long-outputs-s$s.json ${CURVE[$c]} --json | summary no
+  done
 done
