@@ -162,6 +162,8 @@ def _result(engine, wl: Workload, mode: str, cfg: BenchConfig, dones: list[DoneE
         turn_modelled=[modelled_speedup([d.stats], curve) for d in dones],
         turn_drafted=[sum(d.stats.drafted.values()) for d in dones],
         draft_share=round(total.draft_s / total.decode_s, 4) if total.decode_s > 0 else None,
+        request_decode_s=[round(d.stats.decode_s, 4) for d in dones] if len(dones) > 1 else [],
+        request_draft_s=[round(d.stats.draft_s, 4) for d in dones] if len(dones) > 1 else [],
     )
 
 

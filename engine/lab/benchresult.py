@@ -61,6 +61,11 @@ class RunResult:
     worst_drafted_request: float | None = None
     undrafted_mean: float | None = None
     draft_share: float | None = None  # of decode time: the host work between passes (GenStats.draft_s)
+    # multi-turn runs: each request's decode seconds and the host work among them, beside its plain
+    # twin's: a request timed far below its modelled ratio (0.75x against 0.99x in a long run) shows
+    # whether the time went to the passes or between them
+    request_decode_s: list[float] = field(default_factory=list)
+    request_draft_s: list[float] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         hidden = ("token_ids", "turn_lens", "decode_s", "wall_s", "timed_tokens", "passes", "emitted", "turn_tok_s",

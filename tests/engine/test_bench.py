@@ -171,6 +171,11 @@ def test_paired_run_alternates_configurations_request_by_request(tiny_engine, mo
     assert plain.drift is None and len(ngram.request_ratios) == 3 and ngram.worst_request is not None
     assert plain.modelled == 1.0 and ngram.modelled is not None and ngram.modelled > 0
     assert len(ngram.request_modelled) == 3 and ngram.worst_modelled == min(ngram.request_modelled)
+    for r in results:  # each request's time, and the host work within it
+        assert len(r.request_decode_s) == len(r.request_draft_s) == 3
+        assert all(0 <= h <= s for h, s in zip(r.request_draft_s, r.request_decode_s, strict=True))
+        assert sum(r.request_decode_s) == pytest.approx(r.decode_s, abs=1e-3)
+        assert r.to_dict()["request_decode_s"] == r.request_decode_s
     assert "modelled: worst" in benchreport.format_table(results)
     assert tiny_engine.ngram.n_sources == 0
 
