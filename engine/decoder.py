@@ -18,7 +18,7 @@ from engine.drafters.base import Draft
 from engine.sampling import Sampler
 from engine.shadow import Shadow
 from engine.spec import SpecConfig
-from engine.speculator import ECHO, Pending, Speculator, observe_pass
+from engine.speculator import Pending, Speculator, observe_pass
 from engine.target import Target
 from engine.textstream import TextStream
 from engine.types import (
@@ -253,7 +253,7 @@ def run(
         if draft is None:
             new = [sampler.sample(rows[-1], hist)]
             hit = shadow is not None and shadow.tokens[shadow.matched] == new[0]
-            speculator.saw(int(hit), int(not hit), echo=shadow is not None and shadow.bucket >= ECHO)
+            speculator.saw(int(hit), int(not hit), shadow.bucket if shadow is not None else None)
             if shadow is not None and shadow.feed(new[0], speculator):
                 shadow = None
         else:
@@ -267,7 +267,7 @@ def run(
             key = f"{draft.source}:{mode}"
             speculator.settle(key, bucket, offset + k + (past is not None), offset + verdict.accepted + hit,
                               start=settle_from, given=settle_from)
-            speculator.saw(verdict.accepted + hit, int(not hit), echo=bucket >= ECHO)
+            speculator.saw(verdict.accepted + hit, int(not hit), bucket)
             if hit and len(whole) > k + 1 and spec.adaptive:  # the rest of the proposal is followed on
                 shadow = Shadow(key, bucket, whole, matched=k + 1, credited=k + 1, offset=offset)
             slot = speculator.slots.get(draft.source)

@@ -192,10 +192,7 @@ class Speculator:
                         # bucket, rather than a short match's bucket (a copy resumed after an edit waited
                         # for a 32-token match before its windows opened)
                         bucket, offset = following.bucket, following.position
-                    elif (bucket in CHAINED and following.matched >= (RESYNC_RUN_MIN if bucket == RESYNC_BUCKET else RUN_MIN)) or (
-                            bucket == ECHO + 4 and self.copies_prompt and following.matched >= ECHO_RUN_MIN):
-                        # a short match's proposal that ran into a copying reply's longer match: its run
-                        # counts too (a resumed copy sat out 28 matched tokens on its bucket's rates)
+                    elif self._run_counts(bucket, following.matched):
                         offset = following.position
                 # a reply's first tokens risk no window on a short match: which kind of reply it is
                 # (a tool call, a file, prose) is not known yet, and a failed pass there costs a
@@ -306,6 +303,15 @@ class Speculator:
             return True
         return sum(self.recent) * 2 >= len(self.recent) + COPYING_MIN
 
+    def _run_counts(self, bucket: int, matched: int) -> bool:
+        """A short match's followed proposal that has matched ``matched`` tokens and ran into the
+        drafter's longer match in ``bucket`` counts its run (a resumed copy sat out 28 matched
+        tokens on its bucket's rates): in a chained bucket, or in echo bucket 4 (a 16-31-token match
+        of the reply's own text) of a reply that copies its prompt more than itself."""
+        if bucket in CHAINED:
+            return matched >= (RESYNC_RUN_MIN if bucket == RESYNC_BUCKET else RUN_MIN)
+        return bucket == ECHO + 4 and self.copies_prompt and matched >= ECHO_RUN_MIN
+
     @property
     def copies_prompt(self) -> bool:
         """More of the reply's proposed tokens came from its prompt than from its own earlier text."""
@@ -317,11 +323,12 @@ class Speculator:
             return ECHO
         return 0 if self.copying else COLD
 
-    def saw(self, proposed: int, unproposed: int = 0, echo: bool = False) -> None:
-        """Tokens of the reply that were (verified or shadowed) proposals, then ones that were not."""
+    def saw(self, proposed: int, unproposed: int = 0, bucket: int | None = None) -> None:
+        """Tokens of the reply that were (verified or shadowed) proposals, then ones that were not;
+        ``bucket``: the proposal's (an echo bucket: proposals of the reply's own earlier text)."""
         self.recent.extend([True] * proposed + [False] * unproposed)
         self.said_proposed += proposed
-        if not echo:
+        if bucket is None or bucket < ECHO:
             self.said_copied += proposed
         self.said += proposed + unproposed
 

@@ -386,7 +386,7 @@ def test_an_echo_run_counts_in_a_reply_that_copies_its_prompt_more_than_itself()
     def fresh(copied: int, echoed: int) -> Speculator:
         sp = Speculator(cpu, {"ngram": DrafterSlot(Echo(src[40:100]))}, acc)
         sp.saw(copied)  # proposals of the prompt's text (the file re-emitted)
-        sp.saw(echoed, echo=True)  # ... and of the reply's own
+        sp.saw(echoed, bucket=ECHO + 1)  # ... and of the reply's own
         sp.saw(0, 4)
         return sp
 
