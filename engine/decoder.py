@@ -59,6 +59,7 @@ class LoopState:
     near_ties: int = 0
     rows: dict[int, int] = field(default_factory=dict)  # decode passes by rows evaluated
     draft_s: float = 0.0
+    step_s: float = 0.0
 
     def record(self, name: str, k: int, accepted: int) -> None:
         self.drafted[name] = self.drafted.get(name, 0) + k
@@ -143,6 +144,7 @@ def run(
             emitted_tokens=emitted,
             pass_rows=dict(st.rows),
             draft_s=st.draft_s,
+            step_s=st.step_s,
         )
 
     if len(prompt) >= target.n_ctx:
@@ -278,6 +280,8 @@ def run(
             st.near_ties += int(verdict.near_tie)
             new = toks[: verdict.accepted] + [verdict.token]
         t_end = clock()
+        if not k:
+            st.step_s += t_end - t0
         if draft is not None:
             speculator.record(draft.source, mode, t_end - t_pick, len(new))
         pending = observe_pass(speculator.curve_for(mode), k + 1, t_end - t0, pending)

@@ -82,6 +82,7 @@ class GenStats:
     emitted_tokens: int = 0  # tokens the passes produced: completion plus a final end-of-generation token
     pass_rows: dict[int, int] = field(default_factory=dict)  # decode passes by rows evaluated (1 = plain)
     draft_s: float = 0.0  # of decode_s: choosing each pass's window and drafting it (host work between passes)
+    step_s: float = 0.0  # of decode_s: the single-row passes (pass_rows[1]), each from its launch through its token
 
     @property
     def emitted(self) -> int:
@@ -111,6 +112,7 @@ class GenStats:
             emitted_tokens=self.emitted + o.emitted,
             pass_rows=_sum_counts(self.pass_rows, o.pass_rows),
             draft_s=self.draft_s + o.draft_s,
+            step_s=self.step_s + o.step_s,
         )
 
     @property
@@ -153,6 +155,7 @@ class GenStats:
             "emitted_tokens": self.emitted_tokens,
             "pass_rows": {str(k): v for k, v in sorted(self.pass_rows.items())},
             "draft_s": round(self.draft_s, 4),
+            "step_s": round(self.step_s, 4),
         }
 
 

@@ -26,6 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--paired", action="store_true",
                    help="run every request in plain and the one other configuration back to back (the long "
                         "suite: per-request ratios two runs a few seconds apart, not half an hour)")
+    p.add_argument("--requests", metavar="I,J,...",
+                   help="only these requests (0-based) of the suite's multi-request workloads, e.g. a long "
+                        "run's outliers over more rounds")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--out", help="also write the JSON results to this file")
     p.add_argument("--peer-server", metavar="PATH",
@@ -46,7 +49,7 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         return int(synth_main([args.synthetic] + (["--json"] if args.json else [])))
 
     from app.engines.factory import EngineOpenError, load_local
-    from engine.lab.bench import CONFIGS, run_bench
+    from engine.lab.bench import CONFIGS, run_bench, select_requests
     from engine.lab.benchdata.workloads import SUITES
     from engine.lab.benchreport import format_peer_table, format_table, results_json
     from engine.lab.peer_server import find_server
@@ -64,6 +67,18 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
     configs = tuple(c for c in args.configs.split(",") if c) or None
     if configs and any(c not in names for c in configs):
         raise UsageError(f"unknown configuration; known: {', '.join(sorted(names))}")
+    workloads = None
+    if args.requests:
+        if args.peer_server:
+            raise UsageError("--requests runs tau's configurations only, not with --peer-server")
+        try:
+            picks = [int(x) for x in args.requests.split(",") if x.strip()]
+            workloads = select_requests(SUITES[args.suite], picks) if picks else None
+        except ValueError as e:
+            msg = str(e) if not str(e).startswith("invalid literal") else f"--requests takes numbers: {args.requests!r}"
+            raise UsageError(msg) from None
+        if workloads is None:
+            raise UsageError("--requests takes a comma list of request numbers")
     try:
         server = find_server(args.peer_server) if args.peer_server else None
     except ValueError as e:
@@ -84,7 +99,7 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
                                               log_dir=Path(args.out).parent if args.out else None)
         else:
             results = run_bench(engine, args.suite, modes, configs, progress=ProgressBar(), rounds=args.rounds,
-                                paired=args.paired)
+                                paired=args.paired, workloads=workloads)
     finally:
         engine.close()
     data = results_json(engine, args.suite, args.rounds, results)

@@ -22,7 +22,7 @@ from engine.lab.benchresult import (
 from engine.lab.benchsim import divergence_gap, simulated
 from engine.policy import Acceptance
 from engine.spec import SpecConfig
-from engine.types import DoneEvent, GenerateRequest, SamplingParams
+from engine.types import DoneEvent, GenerateRequest, GenStats, SamplingParams
 
 GREEDY = SamplingParams(temperature=0.0)
 SAMPLED = SamplingParams(temperature=0.6, top_p=0.95, seed=1234)
@@ -56,6 +56,22 @@ CONFIGS: tuple[BenchConfig, ...] = (
 ) + tuple(
     BenchConfig(f"ngram-w{w}", SpecConfig(drafters=("ngram",)), window=w, default=False) for w in (8, 16, 24, 32, 48, 64)
 )
+
+
+def select_requests(workloads: Sequence[Workload], picks: Sequence[int]) -> tuple[Workload, ...]:
+    """The multi-request workloads cut to these requests (0-based, in this order): an outlier of a
+    long run rerun on its own, over more rounds, without the hour before it."""
+    out = []
+    for wl in workloads:
+        if len(wl.turns) < 2:
+            continue
+        bad = [i for i in picks if not 0 <= i < len(wl.turns)]
+        if bad:
+            raise ValueError(f"{wl.name} has requests 0-{len(wl.turns) - 1}, not {bad[0]}")
+        out.append(replace(wl, turns=tuple(wl.turns[i] for i in picks)))
+    if not out:
+        raise ValueError("no workload of the suite has several requests to choose from")
+    return tuple(out)
 
 
 def round_params(mode: str, rnd: int) -> SamplingParams:
@@ -164,7 +180,13 @@ def _result(engine, wl: Workload, mode: str, cfg: BenchConfig, dones: list[DoneE
         draft_share=round(total.draft_s / total.decode_s, 4) if total.decode_s > 0 else None,
         request_decode_s=[round(d.stats.decode_s, 4) for d in dones] if len(dones) > 1 else [],
         request_draft_s=[round(d.stats.draft_s, 4) for d in dones] if len(dones) > 1 else [],
+        request_step_ms=[_step_ms(d.stats) for d in dones] if len(dones) > 1 else [],
     )
+
+
+def _step_ms(stats: GenStats) -> float:
+    steps = stats.pass_rows.get(1, 0)
+    return round(1000 * stats.step_s / steps, 2) if steps else 0.0
 
 
 def _turn(engine, wl: Workload, turn: tuple[dict, ...], cfg: BenchConfig, params: SamplingParams,

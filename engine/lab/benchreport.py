@@ -42,7 +42,10 @@ def format_table(results: list[RunResult]) -> str:
         if r.worst_request is not None:
             same += f"  worst request {r.worst_request:.2f}x"
             if r.worst_timed_request is not None:
-                same += f" ({r.worst_timed_request:.2f}x of {TIMED_REQUEST}+ tokens)"
+                same += f" ({r.worst_timed_request:.2f}x of {TIMED_REQUEST}+ tokens"
+                if r.worst_timed_steps is not None:
+                    same += f"; its steps {r.worst_timed_steps[0]:.1f} ms, plain's {r.worst_timed_steps[1]:.1f} ms"
+                same += ")"
             if r.worst_drafted_request is not None or r.undrafted_mean is not None:
                 d, u = r.worst_drafted_request, r.undrafted_mean
                 same += (f" (of {TIMED_REQUEST}+ tokens: drafting, worst {'-' if d is None else f'{d:.2f}x'}; "

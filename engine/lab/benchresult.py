@@ -66,6 +66,10 @@ class RunResult:
     # whether the time went to the passes or between them
     request_decode_s: list[float] = field(default_factory=list)
     request_draft_s: list[float] = field(default_factory=list)
+    # and the mean milliseconds of its single-row passes: a request whose reply differs from its twin's
+    # (sampled) times different text, but a step costs the same in both unless the loop adds to it
+    request_step_ms: list[float] = field(default_factory=list)
+    worst_timed_steps: tuple[float, float] | None = None  # the worst timed request's step ms, and its plain twin's
 
     def to_dict(self) -> dict[str, Any]:
         hidden = ("token_ids", "turn_lens", "decode_s", "wall_s", "timed_tokens", "passes", "emitted", "turn_tok_s",
@@ -185,8 +189,12 @@ def speedups(group: list[RunResult]) -> None:
             r.request_tokens = list(r.turn_lens)
             r.worst_request = min(x for x in ratios if x is not None)
             if len(r.turn_lens) == len(ratios):
-                timed = [x for x, n in zip(ratios, r.turn_lens, strict=True) if x is not None and n >= TIMED_REQUEST]
-                r.worst_timed_request = min(timed) if timed else None
+                timed = [(x, i) for i, (x, n) in enumerate(zip(ratios, r.turn_lens, strict=True))
+                         if x is not None and n >= TIMED_REQUEST]
+                r.worst_timed_request = min(timed)[0] if timed else None
+                if timed and len(r.request_step_ms) == len(base.request_step_ms) == len(ratios):
+                    i = min(timed)[1]
+                    r.worst_timed_steps = (r.request_step_ms[i], base.request_step_ms[i])
             if len(r.turn_modelled) == len(ratios):
                 r.request_modelled = list(r.turn_modelled)
                 r.worst_modelled = min(r.turn_modelled)

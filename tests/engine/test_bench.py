@@ -149,6 +149,23 @@ def test_cli_refuses_bad_rounds_before_loading_a_model(capsys: pytest.CaptureFix
     assert "--rounds" in capsys.readouterr().err
 
 
+def test_requests_cut_a_long_run_to_the_chosen_requests(capsys: pytest.CaptureFixture[str]) -> None:
+    from app.cli.main import main
+
+    t = [({"role": "user", "content": str(i)},) for i in range(5)]
+    wl = Workload("many", "long", tuple(t), repo={"x.txt": "x"})
+    one = Workload("one", "edit", (t[0],))
+    (cut,) = bench.select_requests((wl, one), [3, 1])
+    assert cut.turns == (t[3], t[1]) and cut.repo == wl.repo and cut.name == "many"
+    with pytest.raises(ValueError, match="requests 0-4, not 5"):
+        bench.select_requests((wl,), [1, 5])
+    with pytest.raises(ValueError, match="several requests"):
+        bench.select_requests((one,), [0])
+    for bad, said in (("38", "not 38"), ("3,x", "numbers"), (",", "comma list")):  # refused before a model loads
+        assert main(["bench", "--suite", "long", "--requests", bad]) != 0
+        assert said in capsys.readouterr().err
+
+
 def test_paired_run_alternates_configurations_request_by_request(tiny_engine, monkeypatch: pytest.MonkeyPatch) -> None:
     first = ({"role": "user", "content": "a b c d e f a b c d e f a b c"},)
     turns = (first, first + ({"role": "assistant", "content": "a b"}, {"role": "user", "content": "c d"}), first)
@@ -164,6 +181,7 @@ def test_paired_run_alternates_configurations_request_by_request(tiny_engine, mo
         return real_turn(engine, wl, turn, cfg, params, prompt)
 
     monkeypatch.setattr(bench, "_turn", spy)
+    monkeypatch.setattr(benchresult, "TIMED_REQUEST", 1)  # the tiny replies are short: time them all
     results = bench.run_bench(tiny_engine, "tiny", ("greedy",), ("plain", "ngram"), paired=True)
     assert order == ["plain", "ngram", "ngram", "plain", "plain", "ngram"]  # no closing plain run: nothing to bracket
     assert len({id(a) for a in learned}) == 1  # what the policy learned carries over the requests
@@ -176,7 +194,9 @@ def test_paired_run_alternates_configurations_request_by_request(tiny_engine, mo
         assert all(0 <= h <= s for h, s in zip(r.request_draft_s, r.request_decode_s, strict=True))
         assert sum(r.request_decode_s) == pytest.approx(r.decode_s, abs=1e-3)
         assert r.to_dict()["request_decode_s"] == r.request_decode_s
-    assert "modelled: worst" in benchreport.format_table(results)
+        assert len(r.request_step_ms) == 3 and all(0 < ms <= 1000 * s for ms, s in zip(r.request_step_ms, r.request_decode_s, strict=True))
+    assert ngram.worst_timed_steps is not None and min(ngram.worst_timed_steps) > 0
+    assert "modelled: worst" in benchreport.format_table(results) and "plain's" in benchreport.format_table(results)
     assert tiny_engine.ngram.n_sources == 0
 
 

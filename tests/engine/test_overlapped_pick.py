@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pytest
 
 from engine.decoder import run
 from engine.drafters.ngram import NgramDrafter
@@ -167,3 +168,18 @@ def test_the_engine_overlaps_its_picks_where_configured_and_emits_the_same_token
         finally:
             eng.close()
     assert outs[0] == outs[1] and len(outs[0]) > 0
+
+
+def test_the_stats_time_the_single_row_passes_apart() -> None:
+    """step_s: the seconds of the passes that evaluated one row (each from launch through its token),
+    so a request's mean step can be set beside its plain twin's, whose reply may differ."""
+    curve = {1: 1.0, 2: 1.05, 4: 1.1, 8: 1.2, 16: 1.4, 32: 1.8, 64: 2.6}
+    for overlap in (False, True):
+        _, done = _copying(overlap=overlap)
+        st = done.stats
+        steps = st.pass_rows[1]
+        assert 0 < steps < st.verify_passes - 1  # windows were verified too
+        assert st.step_s == steps * curve[1]  # in virtual time each step costs the curve's one row
+        wide = sum(n * CostCurve(dict(curve)).cost(rows) for rows, n in st.pass_rows.items() if rows > 1)
+        assert st.decode_s == pytest.approx(st.step_s + wide)
+        assert (st + st).step_s == 2 * st.step_s and st.to_dict()["step_s"] == st.step_s
