@@ -136,4 +136,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout21": _heldout(21),  # written after the twenty-third round too, before its first run (no policy change since)
     "heldout22": _heldout(22),  # written after the twenty-fourth round (no policy change since the twenty-third)
     "heldout23": _heldout(23),  # written after the twenty-fifth round (an echo run counts in a reply copying its prompt)
+    "heldout24": _heldout(24),  # written in the twenty-sixth round (no policy change since the twenty-fifth)
 }
