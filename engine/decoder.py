@@ -15,10 +15,11 @@ from typing import ParamSpec, Protocol
 import numpy as np
 
 from engine.drafters.base import Draft
+from engine.policy import Pending, observe_pass
 from engine.sampling import Sampler
 from engine.shadow import Shadow
 from engine.spec import SpecConfig
-from engine.speculator import Pending, Speculator, observe_pass
+from engine.speculator import Speculator
 from engine.target import Target
 from engine.textstream import TextStream
 from engine.types import (

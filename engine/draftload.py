@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from engine.config import EngineConfig
+from engine import backend
+from engine.calibrate import Choice
+from engine.config import EngineConfig, resolve_flash_attn
 from engine.policy import CostCurve, can_pay
 from engine.profile import CURVE_VERSION, model_id
 from engine.spec import DEFAULT_MAX_WINDOW
@@ -25,3 +27,13 @@ def draft_pays(cfg: EngineConfig, prof: dict) -> bool:
 
 def draft_id(cfg: EngineConfig) -> str:
     return model_id(cfg.draft_model_path) if cfg.draft_model_path else ""
+
+
+def load_draft(cfg: EngineConfig, ctx: backend.Context, choice: Choice, flash_attn: bool | None, *,
+               gpu: bool) -> tuple[backend.Model, backend.Context]:
+    """The draft model and its context beside the target's ``ctx``: the same context length, layout
+    and threads, and its KV in f16 whatever the target's (quantized KV collapses acceptance)."""
+    model = backend.Model(cfg.draft_model_path or "", gpu_layers=cfg.gpu_layers, extra_buffers=choice.extra_buffers)
+    fa = flash_attn if cfg.kv_type == "f16" else resolve_flash_attn(cfg.flash_attn, gpu=gpu, kv_type="f16")
+    return model, backend.Context(model, n_ctx=ctx.n_ctx, n_batch=cfg.n_batch, threads=choice.threads, kv_type="f16",
+                                  flash_attn=fa)

@@ -15,25 +15,26 @@ from pathlib import Path
 from typing import cast
 
 from engine import backend
-from engine.calibrate import Choice, calibrate, calibrated
 from engine.chat_template import chat_prompt as render_prompt
-from engine.config import EngineConfig, resolve_flash_attn
-from engine.costs import honest_bandwidth, stream_bandwidth_gbs, token_cost, verify_curve
+from engine.config import EngineConfig
+from engine.costs import honest_bandwidth
 from engine.decoder import run
 from engine.drafters.draft_model import DraftModelDrafter
 from engine.drafters.mtp import MtpDrafter
 from engine.drafters.ngram import DEFAULT_KEY_LEN, NgramDrafter
-from engine.draftload import draft_id, draft_pays
+from engine.draftload import draft_pays, load_draft
 from engine.gguf_info import GGUFError, GGUFInfo, read_gguf, vocab_mismatch
+from engine.machine import load_choice, measure_missing
 from engine.memfit import FitError, check_fit
 from engine.peer_backend import PeerSettings
 from engine.policy import CostCurve
-from engine.prefixcache import MIN_PREFIX, PrefixCache, common_prefix
-from engine.profile import CURVE_VERSION, calibration_path, load_profile, model_id, profile_path, save_profile
+from engine.prefixcache import PrefixCache, common_prefix, restore_prefix, save_prefix
+from engine.profile import CURVE_VERSION, load_profile, model_id, profile_path, save_profile
 from engine.sideprefill import ALWAYS, SidePrefill, SideRates
 from engine.sideverify import wide_passes
+from engine.slot import DrafterSlot
 from engine.spec import DEFAULT_MAX_WINDOW, SpecConfig, spec_preset
-from engine.speculator import DrafterSlot, Speculator
+from engine.speculator import Speculator
 from engine.target import Target
 from engine.tuned import apply_tuned, tuned_settings, tuned_spec
 from engine.types import (
@@ -90,7 +91,7 @@ class LocalEngine:
         say("checking memory", 0.05)
         self.fit = check_fit(cfg)  # a one-line FitError instead of an out-of-memory crash
         self.build = backend.build_id()
-        self.choice = self._load_choice(cfg, say)
+        self.choice = load_choice(cfg, self.build, say)
         say(f"loading {self.gguf.name}", 0.1)
         self.model = backend.Model(cfg.model_path, gpu_layers=cfg.gpu_layers, load_mtp=self.gguf.mtp_layers > 0,
                                    extra_buffers=self.choice.extra_buffers)
@@ -127,7 +128,6 @@ class LocalEngine:
         ppath = profile_path(cfg.cache_dir, cfg.model_path, self.gpu, self.ctx.threads, self.build, variant)
         self.profile_file = ppath
         prof = load_profile(ppath)
-        dirty = False
         stale = prof.get("flash_attn", fa_key) != fa_key or prof.get("extra_buffers", self.model.extra_buffers) != self.model.extra_buffers
         self.draft_model = None
         self.draft_ctx = None
@@ -138,29 +138,9 @@ class LocalEngine:
             self.draft_gguf = None
         if self.draft_gguf is not None:
             say(f"loading draft {self.draft_gguf.name}", 0.5)
-            self.draft_model = backend.Model(cfg.draft_model_path or "", gpu_layers=cfg.gpu_layers,
-                                             extra_buffers=self.choice.extra_buffers)
-            self.draft_ctx = backend.Context(  # the drafter's KV stays f16: quantized KV collapses acceptance
-                self.draft_model, n_ctx=self.ctx.n_ctx, n_batch=cfg.n_batch, threads=self.choice.threads, kv_type="f16",
-                flash_attn=self.flash_attn if cfg.kv_type == "f16" else resolve_flash_attn(cfg.flash_attn, gpu=self.gpu,
-                                                                                           kv_type="f16"),
-            )
-        if "verify_curve" not in prof or prof.get("curve_version") != CURVE_VERSION or stale:
-            say("measuring the verify-cost curve (once per model and machine)", 0.7)
-            prof["verify_curve"] = {str(k): v for k, v in verify_curve(self.ctx, self.model.n_vocab).items()}
-            prof["curve_version"] = CURVE_VERSION
-            prof["flash_attn"] = fa_key
-            prof["extra_buffers"] = self.model.extra_buffers
-            dirty = True
-        if self.draft_ctx is not None and ("draft_token_s" not in prof or prof.get("draft_model") != draft_id(cfg)):
-            prof["draft_token_s"] = token_cost(self.draft_ctx, self.model.n_vocab)
-            prof["draft_model"] = draft_id(cfg)  # the cost is this draft model's
-            dirty = True
-        bw = cfg.memory_bandwidth_gbs or prof.get("stream_bandwidth_gbs", 0.0)
-        if not bw and not self.gpu:
-            bw = stream_bandwidth_gbs(threads=self.ctx.threads)
-            prof["stream_bandwidth_gbs"] = bw
-            dirty = True
+            self.draft_model, self.draft_ctx = load_draft(cfg, self.ctx, self.choice, self.flash_attn, gpu=self.gpu)
+        dirty, bw = measure_missing(prof, cfg, self.ctx, self.draft_ctx, self.model, fa_key, stale=stale, gpu=self.gpu,
+                                    say=say)
         wide, moved = wide_passes(cfg.side_verify, prof, self.ctx, self.side_ctx, self.model.extra_buffers,
                                   CURVE_VERSION, self.model.n_vocab, self.choice.copy_s)
         if dirty or moved:
@@ -237,24 +217,6 @@ class LocalEngine:
             self.side_model = None
             return None
         return SidePrefill(self.side_ctx, rates)
-
-    def _load_choice(self, cfg: EngineConfig, say: Progress) -> Choice:
-        """Weight layout, threads and flash attention: the config's, the calibrated or the defaults."""
-        gpu = cfg.gpu_layers != 0 and backend.gpu_offload_supported()
-        default = Choice(backend.cpu_extra_buffers(cfg.cpu_extra_buffers, gpu=gpu),
-                         resolve_flash_attn(cfg.flash_attn, gpu=gpu, kv_type=cfg.kv_type), cfg.threads, "default")
-        if gpu:
-            return default
-        if cfg.cpu_extra_buffers is not None and cfg.flash_attn is not None and cfg.threads:
-            return Choice(cfg.cpu_extra_buffers, cfg.flash_attn, cfg.threads, "config")
-        path = calibration_path(cfg.cache_dir, cfg.model_path, self.build)
-        if not cfg.calibrate or path is None:
-            return default
-        found = calibrated(path, cfg)
-        if found is None:
-            say("calibrating weight layout, threads and flash attention (once per model and machine)", 0.07)
-            found = calibrate(path, cfg)
-        return found or default
 
     def _note_plain_speed(self, stats: GenStats) -> None:
         """Raise the ceiling to a plain decode that beat it (a ceiling below a real decode is not one)."""
@@ -349,7 +311,7 @@ class LocalEngine:
             emit(ev)
 
         try:
-            self._restore_prefix(prompt)
+            restore_prefix(self.prefix_cache, self.target, prompt)
             done = run(self.target, self.model, prompt, request, spec, self.speculator, emit_timed, cancel,
                        self.ceiling_tok_s)
             self._note_plain_speed(done.stats)
@@ -357,35 +319,13 @@ class LocalEngine:
                                                ceiling_tok_s=self.ceiling_tok_s or done.stats.ceiling_tok_s))
             if done.error is None:
                 reused = done.stats.reused_tokens
-                self._save_prefix(prompt, done.stats.prompt_tokens - reused + min(self._unsaved, reused))
+                save_prefix(self.prefix_cache, self.target, prompt, done.stats.prompt_tokens - reused + min(self._unsaved, reused))
             return done
         except backend.BackendError as e:
             self.target.rollback(0)
             return DoneEvent("", (), "error", GenStats(prompt_tokens=len(prompt)), error=str(e))
         finally:
             self._unsaved = 0  # what primes left unsaved belongs to this request alone
-
-    def _restore_prefix(self, prompt: Sequence[int]) -> None:
-        """Load the saved KV state sharing the longest prefix with ``prompt`` when it beats the cache's own."""
-        if self.prefix_cache is None:
-            return
-        m = self.prefix_cache.best(prompt)
-        if m is None or m.common < common_prefix(self.target.kv, prompt) + MIN_PREFIX:
-            return
-        self.target.home()
-        toks = self.ctx.load_state(m.path)
-        self.target.kv = toks or []  # a failed load leaves the cache empty: prefill starts over
-        if toks:
-            self.prefix_cache.touch(m)
-
-    def _save_prefix(self, prompt: Sequence[int], fresh: int) -> None:
-        pc = self.prefix_cache
-        if pc is None or not pc.should_save(prompt, fresh, len(self.target.kv)):
-            return
-        self.target.home()
-        path = pc.path_for(self.target.kv)
-        if self.ctx.save_state(path, self.target.kv):
-            pc.saved(path, self.target.kv)
 
     def prime(self, prompt: str | Sequence[int], cancel: CancelToken | None = None, save: bool = True) -> int:
         """Compute ``prompt``'s KV cache now, ahead of a request that starts with it (the TUI primes
@@ -400,7 +340,7 @@ class LocalEngine:
             if not toks or (cancel is not None and cancel.cancelled):
                 return 0
             try:
-                self._restore_prefix(toks)
+                restore_prefix(self.prefix_cache, self.target, toks)
                 self.target.home()
                 start = done = common_prefix(self.target.kv, toks)
                 # a request waiting behind it computes the rest itself at no extra cost: yield to it
@@ -412,7 +352,7 @@ class LocalEngine:
                 return 0
             whole = done == len(toks)
             if done > start and save and whole:
-                self._save_prefix(toks, done - start)
+                save_prefix(self.prefix_cache, self.target, toks, done - start)
             elif done > start:  # unsaved, or cut short (a request waits: it saves them with its own)
                 self._unsaved += done - start
             return done - start

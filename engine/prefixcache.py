@@ -16,8 +16,12 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from engine.target import Target
 
 MIN_PREFIX = 32  # shorter shared prefixes are not worth a file load
 MIN_NEW = 128  # a prompt must add this many freshly computed tokens to be worth saving
@@ -97,3 +101,29 @@ class PrefixCache:
                     f.unlink()
                 except OSError:
                     pass
+
+
+def restore_prefix(cache: PrefixCache | None, target: Target, prompt: Sequence[int]) -> None:
+    """Load the saved KV state sharing the longest prefix with ``prompt`` into the target's decode
+    context, when it shares MIN_PREFIX more than what the context holds already."""
+    if cache is None:
+        return
+    m = cache.best(prompt)
+    if m is None or m.common < common_prefix(target.kv, prompt) + MIN_PREFIX:
+        return
+    target.home()
+    toks = target.ctx.load_state(m.path)
+    target.kv = toks or []  # a failed load leaves the cache empty: prefill starts over
+    if toks:
+        cache.touch(m)
+
+
+def save_prefix(cache: PrefixCache | None, target: Target, prompt: Sequence[int], fresh: int) -> None:
+    """Save what the decode context holds after ``prompt``'s generation, when ``fresh`` tokens of it
+    were computed anew and no saved state covers it (``PrefixCache.should_save``)."""
+    if cache is None or not cache.should_save(prompt, fresh, len(target.kv)):
+        return
+    target.home()
+    path = cache.path_for(target.kv)
+    if target.ctx.save_state(path, target.kv):
+        cache.saved(path, target.kv)

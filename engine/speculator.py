@@ -7,12 +7,10 @@ import copy
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
-from engine.drafters.base import Draft, Drafter, cut, until_stop
+from engine.drafters.base import Draft, cut, until_stop
 from engine.drafters.model_drafter import common_prefix
 from engine.policy import (
-    FOLLOWING_STEPS,
     MAX_WINDOW,
     OPENING_BUCKET,
     REGIME_STRIDE,
@@ -28,6 +26,7 @@ from engine.policy import (
 )
 from engine.requestcal import RequestCalibration
 from engine.shadow import Shadow
+from engine.slot import DrafterSlot
 from engine.spec import SpecConfig
 
 PROBE_EVERY = 64  # passes between exploratory windows of a drafter the policy has shelved, at least
@@ -85,53 +84,6 @@ RUN_MIN = 12
 # blocks broke at about 13 tokens, but there the echoes are the reply's only copies
 ECHO_RUN_MIN = 8
 RESYNC_RUN_MIN = 4  # ...and this many once the drafter resumes its long copy there (a resync): a phrase is no resync
-GUARD_DECAY = 0.95  # weight of a pass in the throughput guard after each further pass
-GUARD_MIN_TOKENS = 8.0  # emitted tokens (decayed) before the guard judges a drafter
-
-
-@dataclass
-class Guard:
-    """A costly drafter's measured throughput against plain decoding, over its recent passes:
-    seconds spent (drafting, catch-up and the verify pass) in plain steps, and tokens emitted.
-    The window choice rests on estimates; this is what the passes actually delivered."""
-
-    steps: float = 0.0
-    tokens: float = 0.0
-
-    def record(self, seconds: float, tokens: int, step_s: float) -> None:
-        self.steps = self.steps * GUARD_DECAY + seconds / step_s
-        self.tokens = self.tokens * GUARD_DECAY + tokens
-
-    @property
-    def losing(self) -> bool:
-        """Its passes emitted fewer tokens than plain steps would have in the same time."""
-        return self.tokens >= GUARD_MIN_TOKENS and self.steps > self.tokens
-
-
-@dataclass
-class DrafterSlot:
-    drafter: Drafter
-    lookup: bool = True  # drafting is free (n-gram): propose first, then size the window
-    initial_cost: float = 0.0  # seconds per drafted token before any were measured
-    shelved_passes: int = 0
-    quiet: dict[str, int] = field(default_factory=dict)  # by mode: passes before a shelved one is asked again
-    drafted: int = 0
-    accepted: int = 0
-    guards: dict[str, Guard] = field(default_factory=dict)  # by sampling mode
-
-    def cost(self) -> float:
-        if self.lookup:
-            return 0.0
-        measured = getattr(self.drafter, "cost_per_token", 0.0)
-        return measured or self.initial_cost
-
-    def guard(self, mode: str) -> Guard:
-        g = self.guards.get(mode)
-        if g is None:
-            g = self.guards[mode] = Guard()
-        return g
-
-
 class Speculator:
     """Long-lived speculation state of one engine: drafters, cost curve, acceptance."""
 
@@ -407,36 +359,6 @@ class Speculator:
                 return 0.0
             per_token = self.prefill_s_per_token * min(1.0, slot.cost() / curve.cost(1))
         return lag * per_token
-
-
-Pending = tuple[int, float, int]  # (rows, seconds so far, following steps still to charge)
-
-
-def observe_pass(curve: CostCurve, n: int, seconds: float, pending: Pending | None) -> Pending | None:
-    """Feed one pass's time to the curve; returns the pass now waiting, if any.
-
-    A verify pass is charged what it makes the FOLLOWING_STEPS single-row steps after it pay
-    beyond the curve's single step, and those steps then say nothing about the single-row
-    cost. On a CUDA build llama.cpp replays a captured graph for repeated single-token steps;
-    after a pass of another size the first step runs without the graph and the second captures
-    it again (a traced H200 run: 4.2 and 4.0 ms after a 20-row pass, against 1.85 ms steps).
-    Without this the penalty would land on the plain steps and every window would look cheap.
-    The charge is not clamped at zero, so on a CPU, where there is no penalty, it is noise
-    around nothing.
-    """
-    if pending is not None:
-        rows, spent, left = pending
-        if n == 1:
-            spent += seconds - curve.cost(1)
-            if left > 1:
-                return rows, spent, left - 1
-            curve.observe(rows, spent)
-            return None
-        curve.observe(rows, spent)
-    if n > 1:
-        return n, seconds, FOLLOWING_STEPS
-    curve.observe(1, seconds)
-    return None
 
 
 def _nothing() -> None:

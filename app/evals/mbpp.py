@@ -30,11 +30,13 @@ SHA256 = "4f34000ad02567d9ed592f4723f552fa4cf9a4a47bfa51fd1e372942443c3cc0"
 # mbpp3: the next twenty, fixed before any of them ran, run once after session 28's changes
 # mbpp4: the next twenty, fixed before any of them ran, run once in session 29
 # mbpp5: the next twenty, fixed before any of them ran, run once in session 30
+# mbpp6: the next twenty, fixed before any of them ran, run once in session 31
 SETS = {"mbpp1": (11, 12, 14, 16, 17, 18, 19, 20, 56, 57, 58, 59, 61, 62, 63, 64, 65, 66, 67, 68),
         "mbpp2": (69, 70, 71, 72, 74, 75, 77, 79, 80, 83, 84, 86, 87, 88, 89, 90, 91, 92, 93, 94),
         "mbpp3": (95, 96, 97, 99, 100, 101, 102, 103, 104, 105, 106, 108, 109, 113, 116, 117, 118, 119, 120, 123),
         "mbpp4": (125, 126, 127, 128, 129, 130, 131, 132, 133, 135, 138, 141, 142, 143, 145, 160, 161, 162, 164, 165),
-        "mbpp5": (166, 167, 168, 170, 171, 172, 222, 223, 224, 226, 227, 228, 229, 230, 234, 237, 238, 239, 240, 242)}
+        "mbpp5": (166, 167, 168, 170, 171, 172, 222, 223, 224, 226, 227, 228, 229, 230, 234, 237, 238, 239, 240, 242),
+        "mbpp6": (244, 245, 247, 249, 250, 251, 252, 253, 255, 256, 257, 259, 260, 261, 262, 264, 265, 266, 267, 268)}
 _CHECK_CALL = re.compile(r"\ndef test_check\(\):\n    check\((\w+)\)")
 
 

@@ -150,7 +150,7 @@ def _fresh(engine, wl: Workload, cfg: BenchConfig) -> None:
     engine.call(lambda: engine.target.rollback(0))
     if cfg.ngram_key:
         from engine.drafters.ngram import NgramDrafter
-        from engine.speculator import DrafterSlot
+        from engine.slot import DrafterSlot
 
         name = f"ngram-k{cfg.ngram_key}"
         engine.speculator.slots[name] = DrafterSlot(NgramDrafter(cfg.ngram_key, cfg.ngram_key, name=name))

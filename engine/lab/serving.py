@@ -26,8 +26,9 @@ from engine.drafters.model_drafter import ModelDrafterBase, common_prefix
 from engine.drafters.ngram import NgramDrafter
 from engine.lab.simulate import OracleContext, VirtualClock, _Tokens
 from engine.policy import CostCurve
+from engine.slot import DrafterSlot
 from engine.spec import SpecConfig
-from engine.speculator import DrafterSlot, Speculator
+from engine.speculator import Speculator
 from engine.target import Target
 from engine.types import GenerateRequest, SamplingParams
 

@@ -24,8 +24,9 @@ from engine.decoder import run
 from engine.drafters.base import Drafter
 from engine.drafters.ngram import NgramDrafter
 from engine.policy import CostCurve
+from engine.slot import DrafterSlot
 from engine.spec import DEFAULT_MAX_WINDOW, SpecConfig
-from engine.speculator import DrafterSlot, Speculator
+from engine.speculator import Speculator
 from engine.target import Target
 from engine.types import GenerateRequest, SamplingParams
 from engine.widths import padded_curve, rows_for

@@ -21,8 +21,9 @@ from engine.lab.replay import pad_table
 from engine.lab.simulate import matches, simulate
 from engine.policy import CostCurve
 from engine.shadow import Shadow
+from engine.slot import DrafterSlot
 from engine.spec import DEFAULT_MAX_WINDOW, SpecConfig
-from engine.speculator import DrafterSlot, Speculator
+from engine.speculator import Speculator
 from engine.widths import padded_curve
 
 MISS_MIN = 4  # a plain step with at least this many tokens the overlay would have copied counts as a miss

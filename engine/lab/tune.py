@@ -110,7 +110,7 @@ class Tuner:
 
         def switch() -> None:
             from engine.drafters.ngram import NgramDrafter
-            from engine.speculator import DrafterSlot
+            from engine.slot import DrafterSlot
 
             if cur is None or cur.threads != s.threads:
                 eng.ctx.set_threads(s.threads)

@@ -85,7 +85,7 @@ def test_a_real_child_calibrates_a_tiny_model_and_the_engine_loads_with_it(tmp_p
     finally:
         eng.close()
     assert describe(str(tmp_path), model, cfg) == ch  # what `tau models` shows
-    monkeypatch.setattr("engine.local.calibrate", lambda *a, **k: pytest.fail("calibrated a second time"))
+    monkeypatch.setattr("engine.machine.calibrate", lambda *a, **k: pytest.fail("calibrated a second time"))
     again = LocalEngine.load(cfg)  # the cached choice
     try:
         assert again.choice == ch

@@ -82,8 +82,9 @@ def test_a_shelved_drafter_is_probed_only_when_catching_it_up_is_cheap() -> None
     # a drafter that would pay at the optimistic rate, shelved (no evidence yet pays), far
     # behind the history: its probe is worth it at GPU prefill speed, not at CPU speed
     from engine.policy import Acceptance, CostCurve
+    from engine.slot import DrafterSlot
     from engine.spec import SpecConfig
-    from engine.speculator import PROBE_EVERY, DrafterSlot, Speculator
+    from engine.speculator import PROBE_EVERY, Speculator
 
     class Drafter:
         name = "draft"
@@ -143,7 +144,8 @@ class LaggingDrafter:
 
 def _speculator(drafter, prior: float = 0.95):
     from engine.policy import Acceptance, CostCurve
-    from engine.speculator import DrafterSlot, Speculator
+    from engine.slot import DrafterSlot
+    from engine.speculator import Speculator
 
     curve = CostCurve({1: 0.01, 2: 0.011, 4: 0.012, 8: 0.014, 16: 0.02})  # a GPU-like curve, 10 ms a step
     return Speculator(curve, {"draft": DrafterSlot(drafter, lookup=False)}, Acceptance(prior=prior))

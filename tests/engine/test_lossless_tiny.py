@@ -25,8 +25,9 @@ from engine.decoder import run
 from engine.drafters.base import Draft
 from engine.policy import CostCurve
 from engine.sampling import Sampler
+from engine.slot import DrafterSlot
 from engine.spec import SpecConfig
-from engine.speculator import DrafterSlot, Speculator
+from engine.speculator import Speculator
 from engine.target import Target
 from engine.types import GenerateRequest, SamplingParams, StatsEvent
 

@@ -15,8 +15,9 @@ from engine.drafters.mtp import MtpDrafter
 from engine.gguf_info import read_gguf
 from engine.mtp_backend import MtpHead, MtpTargetContext, nextn_layers
 from engine.policy import CostCurve
+from engine.slot import DrafterSlot
 from engine.spec import SpecConfig
-from engine.speculator import DrafterSlot, Speculator
+from engine.speculator import Speculator
 from engine.target import Target
 from engine.types import GenerateRequest, SamplingParams
 from tests.engine.mtpmodel import write_mtp_model

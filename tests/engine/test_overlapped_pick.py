@@ -16,8 +16,9 @@ from engine.decoder import run
 from engine.drafters.ngram import NgramDrafter
 from engine.lab.simulate import OracleContext, VirtualClock, _Tokens, simulate
 from engine.policy import CostCurve
+from engine.slot import DrafterSlot
 from engine.spec import SpecConfig
-from engine.speculator import START_TOKENS, DrafterSlot, Speculator
+from engine.speculator import START_TOKENS, Speculator
 from engine.target import Target
 from engine.types import GenerateRequest, SamplingParams
 from tests.engine.test_padded_passes import PROMPT, Cycling

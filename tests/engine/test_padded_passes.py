@@ -12,8 +12,9 @@ import numpy as np
 from engine.decoder import run
 from engine.drafters.base import Draft
 from engine.policy import CostCurve
+from engine.slot import DrafterSlot
 from engine.spec import SpecConfig
-from engine.speculator import DrafterSlot, Speculator
+from engine.speculator import Speculator
 from engine.target import Target
 from engine.types import GenerateRequest, SamplingParams
 from engine.widths import fixed_widths, padded_curve, rows_for

@@ -92,8 +92,9 @@ def test_positions_after_a_rejection_are_not_counted_as_reached() -> None:
 
 def test_a_drafter_that_cannot_pay_here_is_never_probed() -> None:
     from engine.drafters.base import Draft
+    from engine.slot import DrafterSlot
     from engine.spec import SpecConfig
-    from engine.speculator import DrafterSlot, Speculator
+    from engine.speculator import Speculator
 
     class Costly:
         name = "draft"
@@ -180,7 +181,7 @@ def test_the_verify_curve_charges_a_pass_what_it_costs_the_step_after_it() -> No
 def test_a_verify_pass_is_charged_the_step_after_it_and_that_step_leaves_the_scale_alone() -> None:
     # a CUDA build: 4 rows take 2.0 (a step 1.0), and the two single steps after them 1.6 (no
     # graph) and 1.3 (its capture)
-    from engine.speculator import observe_pass
+    from engine.policy import observe_pass
 
     c = CostCurve({1: 1.0, 4: 2.0})
     pending = None

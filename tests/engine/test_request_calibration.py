@@ -10,8 +10,9 @@ from engine.drafters.base import Draft
 from engine.lab.simulate import VirtualClock
 from engine.policy import Acceptance, CostCurve
 from engine.requestcal import RequestCalibration
+from engine.slot import DrafterSlot
 from engine.spec import SpecConfig
-from engine.speculator import DrafterSlot, Speculator
+from engine.speculator import Speculator
 from engine.target import Target
 from engine.types import GenerateRequest, SamplingParams
 from tests.engine.test_shadow import CountingCtx, V, Vocab

@@ -11,8 +11,9 @@ from engine.decoder import run
 from engine.drafters.base import Draft
 from engine.policy import Acceptance, CostCurve
 from engine.shadow import Shadow
+from engine.slot import DrafterSlot
 from engine.spec import SpecConfig
-from engine.speculator import EARLY_TOKENS, DrafterSlot, Speculator
+from engine.speculator import EARLY_TOKENS, Speculator
 from engine.target import Target
 from engine.types import GenerateRequest, SamplingParams
 

@@ -19,8 +19,9 @@ from engine.sideverify import (
     side_ratios,
     wide_passes,
 )
+from engine.slot import DrafterSlot
 from engine.spec import SpecConfig
-from engine.speculator import DrafterSlot, Speculator
+from engine.speculator import Speculator
 from engine.target import Target
 from engine.types import GenerateRequest, SamplingParams
 from tests.engine.test_side_prefill import StateCtx

@@ -9,8 +9,9 @@ from engine import speculator as speculator_module
 from engine.drafters.draft_model import DraftModelDrafter
 from engine.drafters.ngram import NgramDrafter
 from engine.policy import Acceptance, CostCurve
+from engine.slot import DrafterSlot
 from engine.spec import SpecConfig
-from engine.speculator import PROBE_EVERY, DrafterSlot, Speculator
+from engine.speculator import PROBE_EVERY, Speculator
 
 
 class CountingList(list):

@@ -9,8 +9,9 @@ from engine.decoder import run
 from engine.drafters.base import Draft
 from engine.drafters.ngram import NgramDrafter
 from engine.policy import Acceptance, CostCurve
+from engine.slot import DrafterSlot
 from engine.spec import SpecConfig
-from engine.speculator import DrafterSlot, Speculator
+from engine.speculator import Speculator
 from engine.target import Target
 from engine.types import GenerateRequest, SamplingParams
 from tests.engine.test_shadow import CountingCtx, Vocab

@@ -8,8 +8,9 @@ from engine import backend  # noqa: I001  (llama_cpp before numpy)
 from engine.decoder import run
 from engine.drafters.replay import ReplayDrafter, expected_tau, rates_for_tau
 from engine.policy import CostCurve
+from engine.slot import DrafterSlot
 from engine.spec import SpecConfig
-from engine.speculator import DrafterSlot, Speculator
+from engine.speculator import Speculator
 from engine.target import Target
 from engine.types import GenerateRequest, SamplingParams
 

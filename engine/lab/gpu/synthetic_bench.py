@@ -31,7 +31,7 @@ from typing import Any
 
 
 from engine.config import EngineConfig
-from engine.speculator import DrafterSlot
+from engine.slot import DrafterSlot
 from engine.drafters.replay import ReplayDrafter, expected_tau, rates_for_tau
 from engine.devices import GiB
 from engine.memfit import check_fit

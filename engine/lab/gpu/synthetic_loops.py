@@ -16,7 +16,8 @@ from engine.decoder import run
 from engine.target import Target
 from engine.policy import Acceptance, CostCurve
 from engine.spec import SpecConfig
-from engine.speculator import DrafterSlot, Speculator
+from engine.speculator import Speculator
+from engine.slot import DrafterSlot
 from engine.types import GenerateRequest, SamplingParams, tau
 
 Progress = Callable[[str, float], None]
