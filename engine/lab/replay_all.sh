@@ -10,7 +10,7 @@ GREEDY="$R/cpu2-epyc-replay-outputs-s13.json $R/cpu2-epyc-replay-heldout23-outpu
   $R/cpu2-epyc-avx512-replay-heldout1415-outputs-s25.json $R/cpu2-epyc-avx512-replay-heldout17-outputs-s26.json
   $R/cpu2-epyc-avx512-replay-heldout18-outputs-s27.json $R/cpu2-epyc-avx512-replay-heldout20-outputs-s28.json
   $R/cpu2-epyc-avx512-replay-heldout21-outputs-s29.json $R/cpu2-epyc-avx512-replay-heldout22-outputs-s29.json
-  $R/cpu2-epyc-avx512-replay-heldout23-outputs-s30.json"
+  $R/cpu2-epyc-avx512-replay-heldout23-outputs-s30.json $R/cpu2-epyc-avx512-replay-heldout24-outputs-s31.json"
 declare -A CURVE=(
   [CPU]="--curve $R/cpu2-epyc-avx512-long-paired-s24.json"
   [H200]="--curve engine/lab/gpu/results/h200-real-heldout11-peer-s22.json --pad 16,64 --overlap"
