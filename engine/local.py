@@ -45,14 +45,12 @@ from engine.types import (
     GenStats,
     LinkedCancel,
     ModelInfo,
+    Progress,
     TokenEvent,
 )
 from engine.verify import top2_gap
 from engine.widths import GPU_PASS_WIDTHS, fixed_widths
 from engine.worker import OwnerThread
-
-Progress = Callable[[str, float], None]
-
 
 PRIME_CHUNK = 256  # tokens a prime computes between looks at its cancel token (about 1 s on a 2-core CPU)
 

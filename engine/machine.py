@@ -5,16 +5,13 @@ displayed ceiling)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from engine import backend
 from engine.calibrate import Choice, calibrate, calibrated
 from engine.config import EngineConfig, resolve_flash_attn
 from engine.costs import stream_bandwidth_gbs, token_cost, verify_curve
 from engine.draftload import draft_id
 from engine.profile import CURVE_VERSION, calibration_path
-
-Progress = Callable[[str, float], None]
+from engine.types import Progress
 
 
 def load_choice(cfg: EngineConfig, build: str, say: Progress) -> Choice:

@@ -7,7 +7,7 @@ can depend on it without importing llama_cpp.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar, runtime_checkable
 
@@ -157,6 +157,9 @@ class GenStats:
             "draft_s": round(self.draft_s, 4),
             "step_s": round(self.step_s, 4),
         }
+
+
+Progress = Callable[[str, float], None]  # a load's progress: (what it is doing, fraction done)
 
 
 # ---- events streamed by Engine.stream -------------------------------------------------

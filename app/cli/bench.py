@@ -73,12 +73,14 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
             raise UsageError("--requests runs tau's configurations only, not with --peer-server")
         try:
             picks = [int(x) for x in args.requests.split(",") if x.strip()]
-            workloads = select_requests(SUITES[args.suite], picks) if picks else None
-        except ValueError as e:
-            msg = str(e) if not str(e).startswith("invalid literal") else f"--requests takes numbers: {args.requests!r}"
-            raise UsageError(msg) from None
-        if workloads is None:
+        except ValueError:
+            raise UsageError(f"--requests takes numbers: {args.requests!r}") from None
+        if not picks:
             raise UsageError("--requests takes a comma list of request numbers")
+        try:
+            workloads = select_requests(SUITES[args.suite], picks)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
     try:
         server = find_server(args.peer_server) if args.peer_server else None
     except ValueError as e:

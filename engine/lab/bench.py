@@ -166,6 +166,7 @@ def _tidy(engine, wl: Workload, cfg: BenchConfig) -> None:
 def _result(engine, wl: Workload, mode: str, cfg: BenchConfig, dones: list[DoneEvent]) -> RunResult:
     total, acc, ids = merge(dones)
     curve = engine.speculator.curve
+    each = [d.stats for d in dones] if len(dones) > 1 else []  # per-request lists: multi-request runs only
     return RunResult(
         wl.name, mode, cfg.name, total.completion_tokens,
         decode_tok_s=total.decode_tok_s, wall_tok_s=total.wall_tok_s, tau=total.tau,
@@ -178,9 +179,9 @@ def _result(engine, wl: Workload, mode: str, cfg: BenchConfig, dones: list[DoneE
         turn_modelled=[modelled_speedup([d.stats], curve) for d in dones],
         turn_drafted=[sum(d.stats.drafted.values()) for d in dones],
         draft_share=round(total.draft_s / total.decode_s, 4) if total.decode_s > 0 else None,
-        request_decode_s=[round(d.stats.decode_s, 4) for d in dones] if len(dones) > 1 else [],
-        request_draft_s=[round(d.stats.draft_s, 4) for d in dones] if len(dones) > 1 else [],
-        request_step_ms=[_step_ms(d.stats) for d in dones] if len(dones) > 1 else [],
+        request_decode_s=[round(s.decode_s, 4) for s in each],
+        request_draft_s=[round(s.draft_s, 4) for s in each],
+        request_step_ms=[_step_ms(s) for s in each],
     )
 
 

@@ -191,10 +191,11 @@ def speedups(group: list[RunResult]) -> None:
             if len(r.turn_lens) == len(ratios):
                 timed = [(x, i) for i, (x, n) in enumerate(zip(ratios, r.turn_lens, strict=True))
                          if x is not None and n >= TIMED_REQUEST]
-                r.worst_timed_request = min(timed)[0] if timed else None
-                if timed and len(r.request_step_ms) == len(base.request_step_ms) == len(ratios):
-                    i = min(timed)[1]
-                    r.worst_timed_steps = (r.request_step_ms[i], base.request_step_ms[i])
+                r.worst_timed_request = None
+                if timed:
+                    r.worst_timed_request, i = min(timed)
+                    if len(r.request_step_ms) == len(base.request_step_ms) == len(ratios):
+                        r.worst_timed_steps = (r.request_step_ms[i], base.request_step_ms[i])
             if len(r.turn_modelled) == len(ratios):
                 r.request_modelled = list(r.turn_modelled)
                 r.worst_modelled = min(r.turn_modelled)
