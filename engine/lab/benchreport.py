@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.lab.benchresult import TIMED_REQUEST, RunResult
-from engine.lab.peer_server import PEER_PREFIX
+from engine.lab.peer_server import NO_REPACK, PEER_PREFIX, used_repack_flags
 from engine.verify import NEAR_TIE_LOGIT_GAP
 
 
@@ -20,6 +20,7 @@ def results_json(engine, suite: str, rounds: int, results: list[RunResult]) -> d
         "results": [r.to_dict() for r in results],
         "summary": summary(results),
         "peer": peer_rows(results) if any(r.config.startswith(PEER_PREFIX) for r in results) else [],
+        "peer_flags": sorted({" ".join(f) for f in used_repack_flags().values()}),
     }
 
 
@@ -121,4 +122,6 @@ def format_peer_table(results: list[RunResult]) -> str:
             f"{f(row['tau_auto_vs_llama_best'], '{:.2f}x')} | {f(row['tau_auto_vs_llama_plain'], '{:.2f}x')} | "
             f"{f(row['ttft_tau_auto'], '{:.2f}')} / {f(row['ttft_llama_plain'], '{:.2f}')} s |"
         )
+    if NO_REPACK in used_repack_flags().values():
+        lines.append("llama-server ran with --no-repack: with its default repacked weights it crashed on a batched prompt here")
     return "\n".join(lines)

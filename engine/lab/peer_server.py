@@ -23,6 +23,9 @@ from pathlib import Path
 
 START_TIMEOUT_S = 300.0
 PEER_PREFIX = "llama-"
+PROBE_PROMPT = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return"  # many rows: a batched pass
+NO_REPACK = ("--no-repack",)
+_repack_flags: dict[tuple[str, str, int, int], tuple[str, ...]] = {}
 
 
 @dataclass(frozen=True)
@@ -75,11 +78,13 @@ class LlamaServer:
     """One llama-server process on a free local port; a context manager."""
 
     def __init__(self, binary: Path, model: str, *, n_ctx: int, threads: int, gpu_layers: int,
-                 extra: Sequence[str] = (), log: Path | None = None) -> None:
+                 extra: Sequence[str] = (), log: Path | None = None, probe: bool = True) -> None:
         self.port = _free_port()
         ngl = str(gpu_layers if gpu_layers >= 0 else 999)
+        flags = repack_flags(binary, model, threads=threads, gpu_layers=gpu_layers, log=log) if probe else ()
         self.cmd = [str(binary), "-m", model, "-c", str(n_ctx), "-t", str(threads), "-tb", str(threads),
-                    "-ngl", ngl, "--host", "127.0.0.1", "--port", str(self.port), "-np", "1", "--no-webui", *extra]
+                    "-ngl", ngl, "--host", "127.0.0.1", "--port", str(self.port), "-np", "1", "--no-webui",
+                    *flags, *extra]
         self.log = log
         self.proc: subprocess.Popen | None = None
 
@@ -131,6 +136,28 @@ class LlamaServer:
                      float(tm.get("prompt_ms", 0.0)) / 1e3, wall, int(tm.get("draft_n", 0) or 0),
                      int(tm.get("draft_n_accepted", 0) or 0))
 
+
+
+def repack_flags(binary: Path, model: str, *, threads: int, gpu_layers: int, log: Path | None = None) -> tuple[str, ...]:
+    """The flags that keep llama-server alive on this machine, found once per binary and model: none
+    where its default repacked weights answer a batched prompt, ``--no-repack`` where they crash
+    (llama.cpp's AMX kernels die of SIGILL in some VMs), so the peer is what a user here can run."""
+    key = (str(binary), model, threads, gpu_layers)
+    if key not in _repack_flags:
+        probe_log = log.with_name(log.stem + "-repack-probe.log") if log else None
+        try:
+            with LlamaServer(binary, model, n_ctx=512, threads=threads, gpu_layers=gpu_layers, log=probe_log,
+                             probe=False) as srv:
+                srv.complete(PROBE_PROMPT, 2, 0.0, 1.0, None)
+            _repack_flags[key] = ()
+        except (RuntimeError, OSError, ValueError):  # died at start or on the batch (URLError and resets are OSErrors)
+            _repack_flags[key] = NO_REPACK
+    return _repack_flags[key]
+
+
+def used_repack_flags() -> dict[tuple[str, str, int, int], tuple[str, ...]]:
+    """What each probed (binary, model, threads, layers) was found to need, for the bench's JSON."""
+    return dict(_repack_flags)
 
 
 def run_configs(binary: Path, model: str, draft: str | None, *, n_ctx: int, threads: int, gpu_layers: int,

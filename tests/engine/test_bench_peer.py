@@ -13,11 +13,11 @@ from engine.lab.benchdata.workloads import Workload
 from engine.lab.benchpeer import attach_peers, run_llama_server
 from engine.lab.benchreport import format_peer_table, peer_rows
 from engine.lab.benchresult import RunResult
-from engine.lab.peer_server import find_server
+from engine.lab.peer_server import PROBE_PROMPT, find_server
 from engine.peer_backend import PeerSettings
 
 FAKE = '''#!{python}
-import json, sys
+import json, os, sys
 from http.server import BaseHTTPRequestHandler, HTTPServer
 args = sys.argv[1:]
 port = int(args[args.index("--port") + 1])
@@ -38,6 +38,8 @@ class H(BaseHTTPRequestHandler):
         self._send({{"status": "ok"}})
     def do_POST(self):
         req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if {crash_repack} and "--no-repack" not in args:
+            os._exit(132)  # as llama.cpp's AMX kernels die of SIGILL on the first batched pass in some VMs
         with open({log!r}, "a") as f:
             f.write(json.dumps(req) + "\\n")
         n = req["n_predict"]
@@ -56,12 +58,12 @@ class StubEngine:
         return "".join(m["content"] for m in messages) + "|"
 
 
-def _fake_server(tmp_path: Path) -> tuple[Path, Path]:
+def _fake_server(tmp_path: Path, crash_repack: bool = False) -> tuple[Path, Path]:
     log = tmp_path / "calls.jsonl"
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     exe = bin_dir / "llama-server"
-    exe.write_text(FAKE.format(python=sys.executable, log=str(log)))
+    exe.write_text(FAKE.format(python=sys.executable, log=str(log), crash_repack=crash_repack))
     exe.chmod(0o755)
     return bin_dir, log
 
@@ -81,13 +83,25 @@ def test_every_configuration_gets_every_workload_with_taus_sampling_settings(tmp
     assert sorted({r.config for r in peers}) == ["llama-ngram-map-k4v", "llama-ngram-mod", "llama-plain"]
     assert all(r.tokens == 16 and r.decode_tok_s > 0 for r in peers)  # two turns of 8 tokens each
     lines = [json.loads(x) for x in log.read_text().splitlines()]
-    starts = [x for x in lines if isinstance(x, list)]
-    reqs = [x for x in lines if isinstance(x, dict)]
+    probe, *starts = [x for x in lines if isinstance(x, list)]
+    probed, *reqs = [x for x in lines if isinstance(x, dict)]
+    assert probed["prompt"] == PROBE_PROMPT and "--no-repack" not in probe  # the default layout answered
     assert len(starts) == 3 and all(s[s.index("-t") + 1] == "1" and s[s.index("-c") + 1] == "512" for s in starts)
     assert ["--spec-type", "ngram-mod"] == [a for a in starts[2] if a in ("--spec-type", "ngram-mod")]
+    assert not any("--no-repack" in s for s in starts)
     assert [r["prompt"] for r in reqs[:2]] == ["a|", "b|"]
     assert {(r["temperature"], r["top_p"], r["top_k"], r["min_p"]) for r in reqs} == {(0.0, 1.0, 0, 0.0),
                                                                                        (0.6, 0.95, 0, 0.0)}
+
+
+def test_a_peer_whose_repacked_weights_crash_runs_every_configuration_without_them(tmp_path) -> None:
+    bin_dir, log = _fake_server(tmp_path, crash_repack=True)
+    wl = Workload("w", "edit", (({"role": "user", "content": "a"},),), 8)
+    peers = run_llama_server(StubEngine(str(tmp_path / "m.gguf")), bin_dir / "llama-server", [wl], ("greedy",))
+    assert len(peers) == 3 and all(r.tokens == 8 and r.decode_tok_s > 0 for r in peers)
+    probe, *starts = [json.loads(x) for x in log.read_text().splitlines() if x.startswith("[")]
+    assert "--no-repack" not in probe and len(starts) == 3 and all("--no-repack" in s for s in starts)
+    assert "ran with --no-repack" in format_peer_table(attach_peers([], peers))
 
 
 def _r(config: str, mode: str, tok_s: float) -> RunResult:
@@ -130,7 +144,7 @@ def test_beside_llama_server_each_workload_runs_on_both_sides_before_the_next(tm
                                      ("greedy",), ("plain",))
     lines = [json.loads(x) for x in log.read_text().splitlines()]
     order = [x["tau"] if "tau" in x else x["prompt"] for x in lines if isinstance(x, dict)]
-    assert order == ["one", "a|", "a|", "a|", "two", "b|", "b|", "b|"]  # three llama-server configurations each
+    assert order == ["one", PROBE_PROMPT, "a|", "a|", "a|", "two", "b|", "b|", "b|"]  # probed once  # three llama-server configurations each
     peer_plain = [r for r in out if r.config == "llama-plain"]
     assert [r.workload for r in peer_plain] == ["one", "two"] and all(r.vs_peer_plain == 1.0 for r in peer_plain)
     assert all(r.vs_peer_plain == pytest.approx(10.0 / (4 / 0.04)) for r in out if r.config == "plain")
