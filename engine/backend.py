@@ -98,14 +98,26 @@ def build_id() -> str:
 class Model:
     """A loaded GGUF: weights plus its vocabulary."""
 
-    def __init__(self, path: str, *, gpu_layers: int = -1, load_mtp: bool = False, extra_buffers: bool | None = None) -> None:
+    def __init__(self, path: str, *, gpu_layers: int = -1, load_mtp: bool = False, extra_buffers: bool | None = None,
+                 amx: bool = True) -> None:
+        """``amx``: with extra buffers, whether llama.cpp may use its AMX type; False repacks the Q4
+        weights without it (engine.repack_backend), where AMX is what crashes."""
         init()
         params = llama_cpp.llama_model_default_params()
         params.n_gpu_layers = gpu_layers if gpu_layers >= 0 else 999
         params.use_mmap = True
         self.gpu = gpu_offload_supported() and gpu_layers != 0  # some layers run on a GPU
         self.extra_buffers = cpu_extra_buffers(extra_buffers, gpu=self.gpu)
+        self.amx = amx or not self.extra_buffers or self.gpu
         params.use_extra_bufts = self.extra_buffers
+        overrides = None
+        if not self.amx:
+            from engine import repack_backend
+
+            overrides = repack_backend.overrides_without_amx(path)
+            params.use_extra_bufts = False
+            if overrides is not None:
+                params.tensor_buft_overrides = ctypes.cast(overrides, ctypes.c_void_p)
         if load_mtp:
             params.load_mtp = True
         self.path = path
@@ -119,8 +131,16 @@ class Model:
         self.bos = int(llama_cpp.llama_vocab_bos(self.vocab))
         self.eos = int(llama_cpp.llama_vocab_eos(self.vocab))
         self.size_bytes = int(llama_cpp.llama_model_size(self.ptr))
+        del overrides  # llama.cpp read the patterns during the load
         self._piece_cache: dict[int, bytes] = {}
         self._eog_cache: dict[int, bool] = {}
+
+    @property
+    def layout(self) -> str:
+        """The CPU weight layout: plain, repacked (llama.cpp's extra buffer types) or repacked-noamx."""
+        if not self.extra_buffers:
+            return "plain"
+        return "repacked" if self.amx else "repacked-noamx"
 
     def close(self) -> None:
         if self.ptr:

@@ -28,7 +28,7 @@ from pathlib import Path
 from engine.config import EngineConfig
 from engine.profile import calibration_path, calibration_stem, load_profile, save_profile
 
-CALIBRATION_VERSION = 3
+CALIBRATION_VERSION = 4
 VERIFY_ROWS = 16  # an edit's verify windows on CPU run 16-64 rows
 WARM_TOKENS = 64  # context before the timed prefill: enough to touch every weight once
 STEPS = 4
@@ -48,6 +48,11 @@ class Candidate:
     extra_buffers: bool
     flash_attn: bool
     threads: int
+    amx: bool = True  # with extra buffers: llama.cpp's AMX type allowed (False: repacked without it)
+
+    @property
+    def layout(self) -> str:
+        return layout_name(self.extra_buffers, self.amx)
 
 
 @dataclass(frozen=True)
@@ -75,18 +80,35 @@ class Choice:
     prefill_s: float = 0.0  # prefill seconds per token with this choice
     side_prefill_s: float = 0.0  # ...on the other layout, when long additions go there (0 = they don't)
     copy_s: float = 0.0  # one KV state copy, seconds per token of the sequence
+    amx: bool = True  # see Candidate.amx
+    side_amx: bool = True  # the same for the side context's layout (the other side of extra_buffers)
+
+    @property
+    def layout(self) -> str:
+        return layout_name(self.extra_buffers, self.amx)
+
+    @property
+    def side_layout(self) -> str:
+        return layout_name(not self.extra_buffers, self.side_amx)
 
     def label(self) -> str:
         fa = "auto" if self.flash_attn is None else ("on" if self.flash_attn else "off")
         threads = self.threads or "all"
-        s = f"weights {'repacked' if self.extra_buffers else 'plain'}, flash attention {fa}, {threads} threads ({self.source})"
+        s = f"weights {LAYOUT_WORDS[self.layout]}, flash attention {fa}, {threads} threads ({self.source})"
         if self.step_s:
             s += f", step {self.step_s * 1e3:.1f} ms, {VERIFY_ROWS}-row pass {self.verify_s * 1e3:.1f} ms"
         if self.side_prefill_s:
-            other = "plain" if self.extra_buffers else "repacked"
-            s += (f"; long prompts prefilled on {other} weights ({1 / self.side_prefill_s:.0f} tok/s against "
-                  f"{1 / self.prefill_s:.0f})")
+            s += (f"; long prompts prefilled on {LAYOUT_WORDS[self.side_layout]} weights ({1 / self.side_prefill_s:.0f} "
+                  f"tok/s against {1 / self.prefill_s:.0f})")
         return s + "".join(f"; ruled out {r}" for r in self.ruled_out)
+
+
+LAYOUT_WORDS = {"plain": "plain", "repacked": "repacked", "repacked-noamx": "repacked without AMX"}
+
+
+def layout_name(extra_buffers: bool, amx: bool) -> str:
+    """plain, repacked (llama.cpp's extra buffer types, AMX first) or repacked-noamx."""
+    return "plain" if not extra_buffers else ("repacked" if amx else "repacked-noamx")
 
 
 def thread_options(cpu_count: int) -> list[int]:
@@ -94,9 +116,11 @@ def thread_options(cpu_count: int) -> list[int]:
     return [cpu_count] + ([cpu_count // 2] if cpu_count >= 4 else [])
 
 
-def candidates(cfg: EngineConfig, cpu_count: int) -> list[Candidate]:
-    """Every combination of the settings the config leaves on auto (an explicit value is the only option)."""
-    layouts = [cfg.cpu_extra_buffers] if cfg.cpu_extra_buffers is not None else [False, True]
+def candidates(cfg: EngineConfig, cpu_count: int, amx: bool = False) -> list[Candidate]:
+    """Every combination of the settings the config leaves on auto (an explicit value is the only option).
+    ``amx``: llama.cpp would repack into AMX buffers here, so repacking without AMX is a layout too."""
+    extras = [cfg.cpu_extra_buffers] if cfg.cpu_extra_buffers is not None else [False, True]
+    layouts = [(e, True) for e in extras] + ([(True, False)] if amx and True in extras else [])
     if cfg.flash_attn is not None:
         fas = [cfg.flash_attn]
     elif cfg.kv_type not in ("f16", "f32", "bf16"):
@@ -104,7 +128,7 @@ def candidates(cfg: EngineConfig, cpu_count: int) -> list[Candidate]:
     else:
         fas = [False, True]
     threads = [cfg.threads] if cfg.threads else thread_options(cpu_count)
-    return [Candidate(e, f, t) for e in layouts for f in fas for t in threads]
+    return [Candidate(e, f, t, a) for e, a in layouts for f in fas for t in threads]
 
 
 def pick(results: Sequence[Timing]) -> Timing | None:
@@ -117,15 +141,17 @@ def pick(results: Sequence[Timing]) -> Timing | None:
 
 
 def side_for(best: Timing, results: Sequence[Timing]) -> Timing | None:
-    """The other layout with the same threads and flash attention (its KV state is interchangeable),
-    when it prefills at least SIDE_GAIN times faster than the chosen one."""
+    """The fastest-prefilling layout on the other side of extra_buffers with the same threads and flash
+    attention (its KV state is interchangeable), when it prefills at least SIDE_GAIN times faster."""
     c = best.candidate
+    side = None
     for r in results:
         o = r.candidate
         if (o.extra_buffers != c.extra_buffers and o.flash_attn == c.flash_attn and o.threads == c.threads
-                and r.prefill_s > 0 and best.prefill_s > 0 and r.copy_s > 0 and r.prefill_s * SIDE_GAIN < best.prefill_s):
-            return r
-    return None
+                and r.prefill_s > 0 and best.prefill_s > 0 and r.copy_s > 0 and r.prefill_s * SIDE_GAIN < best.prefill_s
+                and (side is None or r.prefill_s < side.prefill_s)):
+            side = r
+    return side
 
 
 def _run(cmd: Sequence[str], timeout: float) -> tuple[int, str]:
@@ -143,8 +169,8 @@ def measure(model_path: str, cands: Sequence[Candidate], *, n_ctx: int = 2048, r
     """Time the candidates, one child process per weight layout. Returns (results, ruled-out layouts)."""
     results: list[Timing] = []
     ruled_out: list[str] = []
-    for layout in dict.fromkeys(c.extra_buffers for c in cands):
-        group = [c for c in cands if c.extra_buffers == layout]
+    for layout in dict.fromkeys(c.layout for c in cands):
+        group = [c for c in cands if c.layout == layout]
         arg = json.dumps({"model": model_path, "n_ctx": n_ctx, "candidates": [asdict(c) for c in group]})
         rc, out = runner([python, "-m", "engine.calibrate", arg], CHILD_TIMEOUT_S)
         got = []
@@ -155,7 +181,7 @@ def measure(model_path: str, cands: Sequence[Candidate], *, n_ctx: int = 2048, r
                                   float(d.get("prefill_s", 0.0)), float(d.get("copy_s", 0.0))))
             except (ValueError, KeyError, TypeError):
                 continue
-        name = f"extra_buffers {'on' if layout else 'off'}"
+        name = {"plain": "extra_buffers off", "repacked": "extra_buffers on"}.get(layout, "extra_buffers on, no AMX")
         if rc != 0:  # a crash part-way rules the whole layout out: its kernels are not safe here
             ruled_out.append(f"{name}: " + (f"signal {-rc}" if rc < 0 else f"exit {rc}"))
             continue
@@ -171,17 +197,18 @@ def calibrated(path: Path | None, cfg: EngineConfig) -> Choice | None:
     try:
         c = Choice(bool(d["extra_buffers"]), d["flash_attn"], int(d["threads"]), "calibrated",
                    float(d["step_s"]), float(d["verify_s"]), tuple(d.get("ruled_out", ())),
-                   float(d.get("prefill_s", 0.0)), float(d.get("side_prefill_s", 0.0)), float(d.get("copy_s", 0.0)))
+                   float(d.get("prefill_s", 0.0)), float(d.get("side_prefill_s", 0.0)), float(d.get("copy_s", 0.0)),
+                   bool(d.get("amx", True)), bool(d.get("side_amx", True)))
     except (KeyError, TypeError, ValueError):
         return None
     if c.flash_attn is not None and not isinstance(c.flash_attn, bool):
         return None
-    return c if Candidate(c.extra_buffers, bool(c.flash_attn), c.threads) in candidates(cfg, os.cpu_count() or 1) else None
+    return c if Candidate(c.extra_buffers, bool(c.flash_attn), c.threads, c.amx) in _candidates(cfg) else None
 
 
 def calibrate(path: Path | None, cfg: EngineConfig, *, runner: Runner = _run) -> Choice | None:
     """Measure, cache and return the choice (None when no candidate ran: the caller keeps its defaults)."""
-    cands = candidates(cfg, os.cpu_count() or 1)
+    cands = _candidates(cfg)
     results, ruled_out = measure(cfg.model_path, cands, runner=runner)
     best = pick(results)
     if best is None:
@@ -189,7 +216,8 @@ def calibrate(path: Path | None, cfg: EngineConfig, *, runner: Runner = _run) ->
     c, side = best.candidate, side_for(best, results)
     choice = Choice(c.extra_buffers, c.flash_attn, c.threads, "calibrated", best.step_s, best.verify_s,
                     tuple(ruled_out), best.prefill_s, side.prefill_s if side else 0.0,
-                    max(best.copy_s, side.copy_s) if side else best.copy_s)
+                    max(best.copy_s, side.copy_s) if side else best.copy_s, c.amx,
+                    side.candidate.amx if side else True)
     prof = load_profile(path)
     prof["choice"] = {**asdict(choice), "version": CALIBRATION_VERSION,
                       "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -198,6 +226,12 @@ def calibrate(path: Path | None, cfg: EngineConfig, *, runner: Runner = _run) ->
     prof["choice"].pop("source")
     save_profile(path, prof)
     return choice
+
+
+def _candidates(cfg: EngineConfig) -> list[Candidate]:
+    from engine import repack_backend
+
+    return candidates(cfg, os.cpu_count() or 1, amx=repack_backend.amx_present())
 
 
 def recalibrate(cfg: EngineConfig) -> Choice | None:
@@ -268,7 +302,7 @@ def child_main(arg: str) -> int:
     spec = json.loads(arg)
     backend.init("")
     cands = [Candidate(**d) for d in spec["candidates"]]
-    model = backend.Model(spec["model"], gpu_layers=0, extra_buffers=cands[0].extra_buffers)
+    model = backend.Model(spec["model"], gpu_layers=0, extra_buffers=cands[0].extra_buffers, amx=cands[0].amx)
     try:
         for c in cands:
             step, verify, prefill, copy = _time_candidate(model, c, int(spec["n_ctx"]))

@@ -33,7 +33,8 @@ def load_draft(cfg: EngineConfig, ctx: backend.Context, choice: Choice, flash_at
                gpu: bool) -> tuple[backend.Model, backend.Context]:
     """The draft model and its context beside the target's ``ctx``: the same context length, layout
     and threads, and its KV in f16 whatever the target's (quantized KV collapses acceptance)."""
-    model = backend.Model(cfg.draft_model_path or "", gpu_layers=cfg.gpu_layers, extra_buffers=choice.extra_buffers)
+    model = backend.Model(cfg.draft_model_path or "", gpu_layers=cfg.gpu_layers, extra_buffers=choice.extra_buffers,
+                          amx=choice.amx)
     fa = flash_attn if cfg.kv_type == "f16" else resolve_flash_attn(cfg.flash_attn, gpu=gpu, kv_type="f16")
     return model, backend.Context(model, n_ctx=ctx.n_ctx, n_batch=cfg.n_batch, threads=choice.threads, kv_type="f16",
                                   flash_attn=fa)

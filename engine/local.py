@@ -92,7 +92,7 @@ class LocalEngine:
         self.choice = load_choice(cfg, self.build, say)
         say(f"loading {self.gguf.name}", 0.1)
         self.model = backend.Model(cfg.model_path, gpu_layers=cfg.gpu_layers, load_mtp=self.gguf.mtp_layers > 0,
-                                   extra_buffers=self.choice.extra_buffers)
+                                   extra_buffers=self.choice.extra_buffers, amx=self.choice.amx)
         self.gpu = self.model.gpu
         n_ctx = min(cfg.n_ctx, self.model.n_ctx_train) if self.model.n_ctx_train > 0 else cfg.n_ctx
         self.flash_attn = self.choice.flash_attn
@@ -120,13 +120,13 @@ class LocalEngine:
         fa_key = "auto" if self.flash_attn is None else ("on" if self.flash_attn else "off")
         # one file per layout: a test or lab tool loading the plain layout re-measured the curve
         # for the next `tau` and the one after it, each overwriting the other's
-        variant = f"{'repacked' if self.model.extra_buffers else 'plain'}-fa-{fa_key}"
+        variant = f"{self.model.layout}-fa-{fa_key}"
         if self.ctx.pad_table:  # a padded pass costs what its width does: its own curve
             variant += "-rows" + "-".join(map(str, sorted(fixed)))
         ppath = profile_path(cfg.cache_dir, cfg.model_path, self.gpu, self.ctx.threads, self.build, variant)
         self.profile_file = ppath
         prof = load_profile(ppath)
-        stale = prof.get("flash_attn", fa_key) != fa_key or prof.get("extra_buffers", self.model.extra_buffers) != self.model.extra_buffers
+        stale = prof.get("flash_attn", fa_key) != fa_key or prof.get("layout", self.model.layout) != self.model.layout
         self.draft_model = None
         self.draft_ctx = None
         self.draft_note = ""  # why a configured draft model is not loaded ("" = loaded or none)
@@ -139,7 +139,7 @@ class LocalEngine:
             self.draft_model, self.draft_ctx = load_draft(cfg, self.ctx, self.choice, self.flash_attn, gpu=self.gpu)
         dirty, bw = measure_missing(prof, cfg, self.ctx, self.draft_ctx, self.model, fa_key, stale=stale, gpu=self.gpu,
                                     say=say)
-        wide, moved = wide_passes(cfg.side_verify, prof, self.ctx, self.side_ctx, self.model.extra_buffers,
+        wide, moved = wide_passes(cfg.side_verify, prof, self.ctx, self.side_ctx, self.model.layout,
                                   CURVE_VERSION, self.model.n_vocab, self.choice.copy_s)
         if dirty or moved:
             save_profile(ppath, prof)
@@ -178,7 +178,7 @@ class LocalEngine:
         self.prefix_cache: PrefixCache | None = None
         self._unsaved = 0  # tokens unsaved primes computed for the next request (it saves them with its own)
         if cfg.cache_dir and cfg.prefix_cache and self.mtp_drafter is None:  # the MTP context's state is not saved
-            layout = f"{model_id(cfg.model_path)}-{self.build}-{cfg.kv_type}-fa{fa_key}-eb{int(self.model.extra_buffers)}"
+            layout = f"{model_id(cfg.model_path)}-{self.build}-{cfg.kv_type}-fa{fa_key}-{self.model.layout}"
             self.prefix_cache = PrefixCache(Path(cfg.cache_dir) / "prefix" / layout)
         template = self.model.chat_template()
         self._template = template
@@ -207,7 +207,8 @@ class LocalEngine:
             return None
         rates = SideRates(ch.prefill_s, ch.side_prefill_s, ch.copy_s) if ch.side_prefill_s > 0 else ALWAYS
         try:
-            self.side_model = backend.Model(cfg.model_path, gpu_layers=0, extra_buffers=not self.model.extra_buffers)
+            self.side_model = backend.Model(cfg.model_path, gpu_layers=0, extra_buffers=not self.model.extra_buffers,
+                                            amx=ch.side_amx)
             self.side_ctx = backend.Context(self.side_model, **ctx_kw)
         except backend.BackendError:
             if self.side_model is not None:
@@ -366,7 +367,8 @@ class LocalEngine:
     def peer_settings(self) -> PeerSettings:
         """The model and load settings a peer implementation runs with, to compare like with like."""
         return PeerSettings(self.cfg.model_path, self.ctx.n_ctx, self.cfg.n_batch, self.ctx.threads,
-                                    self.cfg.gpu_layers, self.model.extra_buffers, self.cfg.draft_model_path)
+                                    self.cfg.gpu_layers, self.model.extra_buffers and self.model.amx,
+                                    self.cfg.draft_model_path)
 
     def call(self, fn: Callable[[], object]) -> object:
         """Run ``fn`` on the owner thread (for benchmarks that touch contexts directly)."""

@@ -47,7 +47,7 @@ def measure_missing(prof: dict, cfg: EngineConfig, ctx, draft_ctx, model, fa_key
         prof["verify_curve"] = {str(k): v for k, v in verify_curve(ctx, model.n_vocab).items()}
         prof["curve_version"] = CURVE_VERSION
         prof["flash_attn"] = fa_key
-        prof["extra_buffers"] = model.extra_buffers
+        prof["layout"] = model.layout
         dirty = True
     if draft_ctx is not None and ("draft_token_s" not in prof or prof.get("draft_model") != draft_id(cfg)):
         prof["draft_token_s"] = token_cost(draft_ctx, model.n_vocab)

@@ -109,12 +109,12 @@ def measure_ratios(
     return {n: float(np.median(v)) for n, v in seen.items()}
 
 
-def side_ratios(profile: dict, main_layout: bool, version: int) -> dict[int, float] | None:
+def side_ratios(profile: dict, main_layout: str, version: int) -> dict[int, float] | None:
     """The side's wide-pass cost ratios saved in a machine profile, if measured for this layout and version."""
     saved = profile.get("side_verify")
     if (
         not isinstance(saved, dict)
-        or saved.get("main_extra_buffers") != main_layout
+        or saved.get("main_layout") != main_layout
         or saved.get("version") != version
         or saved.get("method") != RATIO_METHOD
     ):
@@ -130,7 +130,7 @@ def wide_passes(
     profile: dict,
     main_ctx,
     side_ctx,
-    main_layout: bool,
+    main_layout: str,
     version: int,
     n_vocab: int,
     copy_s: float,
@@ -144,7 +144,7 @@ def wide_passes(
     if ratios is None:
         ratios = measure_ratios(main_ctx, side_ctx, n_vocab)
         profile["side_verify"] = {
-            "main_extra_buffers": main_layout,
+            "main_layout": main_layout,
             "version": version,
             "method": RATIO_METHOD,
             "ratios": {str(k): v for k, v in ratios.items()},

@@ -123,7 +123,8 @@ def _calibration(cfg: Config, target: dict) -> dict:
     c = describe(ecfg.cache_dir, target["path"], ecfg)
     if c is None:
         return {"status": "not calibrated yet: measured at the first load on this machine"}
-    return {"status": c.label(), "extra_buffers": c.extra_buffers, "flash_attn": c.flash_attn, "threads": c.threads,
+    return {"status": c.label(), "layout": c.layout, "extra_buffers": c.extra_buffers, "flash_attn": c.flash_attn,
+            "threads": c.threads,
             "step_ms": round(c.step_s * 1e3, 2), "verify_ms": round(c.verify_s * 1e3, 2),
             "prefill_tok_s": round(1 / c.prefill_s, 1) if c.prefill_s else None,
             "side_prefill_tok_s": round(1 / c.side_prefill_s, 1) if c.side_prefill_s else None,

@@ -11,6 +11,12 @@ from engine.calibrate import Candidate, Timing, calibrate, calibrated, candidate
 from engine.config import EngineConfig
 
 
+@pytest.fixture(autouse=True)
+def _no_amx(monkeypatch) -> None:
+    """The layouts on offer must not depend on the machine the tests run on (a test below sets AMX)."""
+    monkeypatch.setattr("engine.repack_backend.amx_present", lambda: False)
+
+
 def test_candidates_keep_what_the_config_sets() -> None:
     cs = candidates(EngineConfig(model_path="m", cpu_extra_buffers=False, threads=3), 8)
     assert {c.extra_buffers for c in cs} == {False} and {c.threads for c in cs} == {3}
@@ -69,6 +75,34 @@ def test_a_layout_whose_child_crashes_is_ruled_out_and_the_choice_is_cached(tmp_
     assert calibrated(path, cfg) == c
     assert calibrated(path, replace(cfg, cpu_extra_buffers=True)) is None  # a pinned layout it did not choose
     assert calibrated(path, replace(cfg, threads=1)) is None
+
+
+def test_where_amx_crashes_repacking_without_it_is_measured_and_can_win(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr("engine.repack_backend.amx_present", lambda: True)
+    starts: list[str] = []
+
+    def runner(cmd, timeout):  # AMX's child dies of SIGILL; without AMX the repacked layout steps and verifies
+        spec = json.loads(cmd[-1])  # fastest, the plain one prefills fastest
+        c0 = spec["candidates"][0]
+        starts.append(Candidate(**c0).layout)
+        if c0["extra_buffers"] and c0["amx"]:
+            return -4, ""
+        rep = c0["extra_buffers"]
+        return 0, "\n".join(json.dumps({"candidate": c, "step_s": 0.070 if rep else 0.073, "verify_s": 0.22 if rep else 0.26,
+                                          "prefill_s": 1 / 110 if rep else 1 / 160, "copy_s": 15e-6})
+                             for c in spec["candidates"])
+
+    cfg = EngineConfig(model_path=str(tmp_path / "m.gguf"), threads=2, cache_dir=str(tmp_path))
+    path = tmp_path / "cal.json"
+    c = calibrate(path, cfg, runner=runner)
+    assert starts == ["plain", "repacked", "repacked-noamx"]  # one child per layout
+    assert c is not None and c.layout == "repacked-noamx" and c.side_layout == "plain"
+    assert c.ruled_out == ("extra_buffers on: signal 4",) and c.side_prefill_s == pytest.approx(1 / 160)
+    assert calibrated(path, cfg) == c
+    assert "weights repacked without AMX" in c.label() and "prefilled on plain weights (160 tok/s" in c.label()
+    monkeypatch.setattr("engine.repack_backend.amx_present", lambda: False)
+    assert calibrated(path, cfg) is None  # a build or machine without AMX: that layout is not on offer
+    assert {c.layout for c in candidates(cfg, 2)} == {"plain", "repacked"}
 
 
 def test_a_real_child_calibrates_a_tiny_model_and_the_engine_loads_with_it(tmp_path, monkeypatch) -> None:

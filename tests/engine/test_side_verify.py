@@ -151,16 +151,16 @@ def test_the_loop_emits_the_same_tokens_wherever_its_passes_ran(temperature: flo
 def test_the_side_ratios_are_measured_once_and_kept_per_layout_and_curve_version() -> None:
     main, side = PeriodicCtx("main"), PeriodicCtx("side")
     prof: dict = {"verify_curve": {str(k): v for k, v in MAIN.items()}}
-    rule, changed = wide_passes(True, prof, main, side, True, 7, StateCtx.vocab, 8e-6)
-    assert changed and rule is not None and set(side_ratios(prof, True, 7) or {}) == set(SIDE_POINTS)
+    rule, changed = wide_passes(True, prof, main, side, "repacked", 7, StateCtx.vocab, 8e-6)
+    assert changed and rule is not None and set(side_ratios(prof, "repacked", 7) or {}) == set(SIDE_POINTS)
     assert main.cells == [] and side.cells == []  # both caches left empty
-    again, changed = wide_passes(None, prof, main, side, True, 7, StateCtx.vocab, 8e-6)
+    again, changed = wide_passes(None, prof, main, side, "repacked", 7, StateCtx.vocab, 8e-6)
     assert not changed
     assert (
-        side_ratios(prof, False, 7) is None and side_ratios(prof, True, 8) is None
+        side_ratios(prof, "plain", 7) is None and side_ratios(prof, "repacked", 8) is None
     )  # another layout or curve: measured again
-    assert wide_passes(False, prof, main, side, True, 7, StateCtx.vocab, 8e-6) == (None, False)
-    assert wide_passes(None, prof, main, None, True, 7, StateCtx.vocab, 8e-6) == (None, False)
+    assert wide_passes(False, prof, main, side, "repacked", 7, StateCtx.vocab, 8e-6) == (None, False)
+    assert wide_passes(None, prof, main, None, "repacked", 7, StateCtx.vocab, 8e-6) == (None, False)
 
 
 def test_a_real_context_pair_gives_the_same_rows_wherever_the_sequence_lives(tmp_path) -> None:
@@ -229,12 +229,12 @@ def test_the_side_ratio_is_the_median_of_back_to_back_pairs_so_one_lucky_pass_do
 def test_ratios_saved_by_another_measuring_method_are_measured_again() -> None:
     prof: dict = {
         "verify_curve": {str(k): v for k, v in MAIN.items()},
-        "side_verify": {"main_extra_buffers": True, "version": 7, "ratios": {"64": 0.5}},
+        "side_verify": {"main_layout": "repacked", "version": 7, "ratios": {"64": 0.5}},
     }
-    assert side_ratios(prof, True, 7) is None
+    assert side_ratios(prof, "repacked", 7) is None
     main, side = PeriodicCtx("main"), PeriodicCtx("side")
-    _, changed = wide_passes(None, prof, main, side, True, 7, StateCtx.vocab, 8e-6)
-    assert changed and side_ratios(prof, True, 7) is not None
+    _, changed = wide_passes(None, prof, main, side, "repacked", 7, StateCtx.vocab, 8e-6)
+    assert changed and side_ratios(prof, "repacked", 7) is not None
 
 
 def test_a_real_context_pair_copies_both_ways_through_one_buffer(tmp_path) -> None:
