@@ -65,7 +65,7 @@ class Config:
     threads: int = 0  # 0 = all physical cores
     gpu_layers: int = -1  # -1 = all (ignored on CPU builds)
     flash_attn: bool | None = None  # None = llama.cpp's auto
-    cpu_extra_buffers: bool | None = None  # llama.cpp's AMX/repacked CPU weights; None = off on CPU
+    cpu_extra_buffers: bool | None = None  # repacked CPU weights (with or without AMX); None = calibrated per machine
     kv_type: str = "f16"  # target KV cache type: f16 | q8_0 | q4_0 (the drafter's stays f16)
     side_prefill: bool | None = None  # long prompts on the other CPU weight layout; None = where calibrated faster
     side_verify: bool | None = None  # wide verify passes there too; None = where measured cheaper
