@@ -17,6 +17,7 @@ import llama_cpp  # noqa: I001  (must come before numpy)
 import numpy as np
 
 from engine import statebuf
+from engine.config import layout_name
 from engine.widths import rows_for
 
 KV_TYPES = {"f32": 0, "f16": 1, "q4_0": 2, "q8_0": 8, "bf16": 30}
@@ -110,7 +111,7 @@ class Model:
         self.extra_buffers = cpu_extra_buffers(extra_buffers, gpu=self.gpu)
         self.amx = amx or not self.extra_buffers or self.gpu
         params.use_extra_bufts = self.extra_buffers
-        overrides = None
+        overrides = None  # held until the load returns: llama.cpp reads the patterns during it
         if not self.amx:
             from engine import repack_backend
 
@@ -131,16 +132,13 @@ class Model:
         self.bos = int(llama_cpp.llama_vocab_bos(self.vocab))
         self.eos = int(llama_cpp.llama_vocab_eos(self.vocab))
         self.size_bytes = int(llama_cpp.llama_model_size(self.ptr))
-        del overrides  # llama.cpp read the patterns during the load
         self._piece_cache: dict[int, bytes] = {}
         self._eog_cache: dict[int, bool] = {}
 
     @property
     def layout(self) -> str:
         """The CPU weight layout: plain, repacked (llama.cpp's extra buffer types) or repacked-noamx."""
-        if not self.extra_buffers:
-            return "plain"
-        return "repacked" if self.amx else "repacked-noamx"
+        return layout_name(self.extra_buffers, self.amx)
 
     def close(self) -> None:
         if self.ptr:

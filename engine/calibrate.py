@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from engine.config import EngineConfig
+from engine.config import EngineConfig, layout_name
 from engine.profile import calibration_path, calibration_stem, load_profile, save_profile
 
 CALIBRATION_VERSION = 4
@@ -104,11 +104,6 @@ class Choice:
 
 
 LAYOUT_WORDS = {"plain": "plain", "repacked": "repacked", "repacked-noamx": "repacked without AMX"}
-
-
-def layout_name(extra_buffers: bool, amx: bool) -> str:
-    """plain, repacked (llama.cpp's extra buffer types, AMX first) or repacked-noamx."""
-    return "plain" if not extra_buffers else ("repacked" if amx else "repacked-noamx")
 
 
 def thread_options(cpu_count: int) -> list[int]:

