@@ -89,8 +89,16 @@ def build_id() -> str:
     """The llama.cpp build: llama-cpp-python's version and a hash of the compiled-in CPU/GPU features."""
     import hashlib
 
-    feats = hashlib.sha1(system_info().encode()).hexdigest()[:8]
+    feats = hashlib.sha1((system_info() + _cpu_kernels_stamp()).encode()).hexdigest()[:8]
     return f"llama{getattr(llama_cpp, '__version__', '0')}-{feats}"
+
+
+def _cpu_kernels_stamp() -> str:
+    """Size and time of the CPU kernels' library: a rebuild of the same version (say, with AMX's tile
+    configuration fixed) is another build, so what was measured or ruled out on the old one goes."""
+    lib = Path(os.environ.get("LLAMA_CPP_LIB_PATH") or Path(llama_cpp.__file__).parent / "lib")
+    files = {f.resolve() for f in lib.glob("libggml-cpu*") if f.is_file()} if lib.is_dir() else set()
+    return ";".join(f"{f.name}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in sorted(files))
 
 
 # ---- models ----------------------------------------------------------------------------

@@ -19,6 +19,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.add_argument("--calibrate", action="store_true",
                    help="measure this machine's CPU weight layout, threads and flash attention again now")
+    p.add_argument("--rebuild-amx", action="store_true",
+                   help="rebuild llama-cpp-python with AMX's tile configuration fixed (GCC 12 breaks it; "
+                        "about 4 minutes), then calibrate again")
     add_model_flags(p)
     p.set_defaults(func=run)
 
@@ -128,11 +131,36 @@ def _calibration(cfg: Config, target: dict) -> dict:
             "step_ms": round(c.step_s * 1e3, 2), "verify_ms": round(c.verify_s * 1e3, 2),
             "prefill_tok_s": round(1 / c.prefill_s, 1) if c.prefill_s else None,
             "side_prefill_tok_s": round(1 / c.side_prefill_s, 1) if c.side_prefill_s else None,
-            "ruled_out": list(c.ruled_out)}
+            "ruled_out": list(c.ruled_out), "hint": _amx_hint(c.ruled_out)}
+
+
+def _amx_hint(ruled_out) -> str | None:
+    """Why AMX's layout died, where it is GCC's tile-config header, and the command that fixes it."""
+    if "extra_buffers on: signal 4" not in ruled_out:  # the AMX layout's child (engine.calibrate.measure)
+        return None
+    from engine.lab import amxbuild
+
+    if not amxbuild.check().narrow:
+        return None
+    return ("llama.cpp's AMX kernels died of SIGILL: this compiler's _tile_loadconfig drops the tile "
+            "configuration; `tau models --rebuild-amx` rebuilds llama-cpp-python with it fixed")
+
+
+def _rebuild_amx() -> None:
+    from engine.lab import amxbuild
+    from engine.paths import cache_dir
+
+    try:
+        fix = amxbuild.rebuild(Path(cache_dir()) / "amxfix")
+    except amxbuild.AmxBuildError as e:
+        raise UsageError(f"cannot rebuild for AMX: {e}") from None
+    print(f"rebuilt llama-cpp-python with the tile header from {fix}", file=sys.stderr)
 
 
 def run(args: argparse.Namespace, cfg: Config) -> int:
-    if args.calibrate:
+    if args.rebuild_amx:
+        _rebuild_amx()
+    if args.calibrate or args.rebuild_amx:
         _recalibrate(cfg)
     data = collect(cfg)
     if args.json:
@@ -153,5 +181,7 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         print("draft: none configured")
     print("drafters: " + ", ".join(data["drafters"]))
     print("calibration: " + data["calibration"]["status"])
+    if data["calibration"].get("hint"):
+        print("  hint: " + data["calibration"]["hint"])
     ok = data["target"]["ready"] or "first use" in data["target"].get("status", "")
     return 0 if ok else 1

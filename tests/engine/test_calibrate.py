@@ -209,3 +209,33 @@ def test_the_child_times_steps_and_passes_at_an_edits_context_length(monkeypatch
     assert min(steps + passes) >= 1000  # an edit's context, not the 64 tokens timed before
     assert cal.VERIFY_ROWS >= 16
     assert min(step, verify, prefill, copy) > 0
+
+
+def test_tau_models_names_the_fix_where_amx_died_of_the_tile_header(tmp_path, monkeypatch, capsys) -> None:
+    from app.cli.main import main
+    from engine.lab import amxbuild
+    from tests.engine.tinymodel import write_tiny_model
+
+    model = str(write_tiny_model(tmp_path / "tiny.gguf", vocab=300, byte_fallback=True))
+    monkeypatch.setenv("TAU_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr("engine.repack_backend.amx_present", lambda: True)
+
+    def runner(cmd, timeout):  # llama.cpp's AMX child dies of SIGILL, as GCC 12's header makes it
+        spec = json.loads(cmd[-1])
+        if spec["candidates"][0]["extra_buffers"] and spec["candidates"][0]["amx"]:
+            return -4, ""
+        return 0, "\n".join(json.dumps({"candidate": c, "step_s": 0.07, "verify_s": 0.3}) for c in spec["candidates"])
+
+    from engine import backend
+    from engine.profile import calibration_path
+
+    cache = str(tmp_path / "cache")
+    cfg = EngineConfig(model_path=model, threads=1, cache_dir=cache)
+    c = calibrate(calibration_path(cache, model, backend.build_id()), cfg, runner=runner)  # as --calibrate stores it
+    assert c is not None and "extra_buffers on: signal 4" in c.ruled_out
+    args = ["models", "--model", model, "--draft-model", "none", "--threads", "1"]
+    for narrow in (True, False):
+        monkeypatch.setattr(amxbuild, "check", lambda cxx=None, n=narrow: amxbuild.HeaderCheck("/x.h", n))
+        assert main(args) == 0
+        out = capsys.readouterr().out
+        assert ("tau models --rebuild-amx" in out) is narrow
