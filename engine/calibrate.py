@@ -28,7 +28,7 @@ from pathlib import Path
 from engine.config import EngineConfig, layout_name
 from engine.profile import calibration_path, calibration_stem, load_profile, save_profile
 
-CALIBRATION_VERSION = 4
+CALIBRATION_VERSION = 5
 VERIFY_ROWS = 16  # an edit's verify windows on CPU run 16-64 rows
 WARM_TOKENS = 64  # context before the timed prefill: enough to touch every weight once
 STEPS = 4
@@ -37,6 +37,11 @@ PREFILL_TOKENS = 960  # a timed prefill (two batches), which also brings the con
 # cheaper, at an edit's 1-2k tokens it made 8-32-row passes 6-22% dearer (MEASUREMENTS.md)
 CONTEXT_TOKENS = WARM_TOKENS + PREFILL_TOKENS
 N_BATCH = 512
+# a representative agent request on CPU, what the choice minimises: new prompt tokens to prefill (a
+# file or a tool's output), single steps and verify passes (the long run's auto averaged 311 tokens a
+# request in about 100 steps and 35 passes); a 1:1 step and pass let 5% on 16-row passes outweigh
+# 6% on every step and 22% on prefill (flash attention on the Xeon with AMX, MEASUREMENTS.md)
+REQUEST_PREFILL, REQUEST_STEPS, REQUEST_PASSES = 500, 100, 30
 SIDE_GAIN = 1.15  # the other layout prefills at least this much faster, or no side context
 CHILD_TIMEOUT_S = 120.0
 
@@ -126,12 +131,19 @@ def candidates(cfg: EngineConfig, cpu_count: int, amx: bool = False) -> list[Can
     return [Candidate(e, f, t, a) for e, a in layouts for f in fas for t in threads]
 
 
+def request_s(r: Timing, side: Timing | None = None) -> float:
+    """The representative request's seconds on this candidate (long prompts prefilled on its side layout)."""
+    prefill = min(r.prefill_s, side.prefill_s) if side is not None and side.prefill_s > 0 else r.prefill_s
+    return REQUEST_PREFILL * prefill + REQUEST_STEPS * r.step_s + REQUEST_PASSES * r.verify_s
+
+
 def pick(results: Sequence[Timing]) -> Timing | None:
-    """The candidate with the least plain step + verify pass; ties go to the earlier (plain layout first)."""
-    best = None
+    """The candidate with the cheapest representative request; ties go to the earlier (plain layout first)."""
+    best, best_s = None, 0.0
     for r in results:
-        if best is None or r.step_s + r.verify_s < best.step_s + best.verify_s:
-            best = r
+        t = request_s(r, side_for(r, results))
+        if best is None or t < best_s:
+            best, best_s = r, t
     return best
 
 

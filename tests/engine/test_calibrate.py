@@ -27,11 +27,26 @@ def test_candidates_keep_what_the_config_sets() -> None:
     assert {c.threads for c in candidates(EngineConfig(model_path="m"), 8)} == {8, 4}
 
 
-def test_the_choice_minimises_a_plain_step_plus_a_verify_pass() -> None:
+def test_the_choice_minimises_a_representative_request() -> None:
     a, b = Candidate(False, False, 2), Candidate(True, False, 2)
-    assert pick([Timing(a, 0.030, 0.090), Timing(b, 0.025, 0.100)]) == Timing(a, 0.030, 0.090)  # 120 ms against 125 ms
-    assert pick([Timing(a, 0.030, 0.090), Timing(b, 0.020, 0.080)]) == Timing(b, 0.020, 0.080)
+    # a request takes many more single steps than verify passes: 5 ms a step outweighs 10 ms a pass
+    assert pick([Timing(a, 0.030, 0.090), Timing(b, 0.025, 0.100)]) == Timing(b, 0.025, 0.100)
+    assert pick([Timing(a, 0.030, 0.090), Timing(b, 0.029, 0.120)]) == Timing(a, 0.030, 0.090)
+    # the Xeon with AMX, repacked weights: flash attention's cheaper steps and prefill beat its dearer passes
+    off, on = Candidate(True, False, 2), Candidate(True, True, 2)
+    fa_off, fa_on = Timing(off, 0.0815, 0.2335, prefill_s=1 / 103), Timing(on, 0.0766, 0.2445, prefill_s=1 / 126)
+    assert pick([fa_off, fa_on]) == fa_on
+    assert pick([fa_off, replace(fa_on, prefill_s=1 / 90)]) == fa_off  # the steps alone do not pay for its prefill
     assert pick([]) is None
+
+
+def test_a_side_layouts_prefill_counts_for_the_layout_it_serves() -> None:
+    rep, plain = Candidate(True, True, 2), Candidate(False, True, 2)
+    slow_prefill = Timing(rep, 0.036, 0.24, prefill_s=1 / 60, copy_s=15e-6)
+    fast_prefill = Timing(plain, 0.044, 0.26, prefill_s=1 / 130, copy_s=15e-6)
+    assert pick([fast_prefill, slow_prefill]) == slow_prefill  # its long prompts go to the plain layout
+    no_copy = replace(fast_prefill, copy_s=0.0)  # its state copy failed: no side, each prefills its own
+    assert pick([no_copy, slow_prefill]) == no_copy
 
 
 def test_long_prompts_go_to_the_other_layout_only_where_it_prefills_enough_faster() -> None:
