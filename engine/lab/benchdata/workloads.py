@@ -139,4 +139,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout24": _heldout(24),  # written in the twenty-sixth round (no policy change since the twenty-fifth)
     "heldout25": _heldout(25),  # written at the start of the twenty-seventh round (no change since the twenty-sixth)
     "heldout26": _heldout(26),  # written in the twenty-eighth round, before the AMX rebuild was measured
+    "heldout27": _heldout(27),  # written after the twenty-eighth round's changes (AMX rebuilt, request-cost calibration)
 }
