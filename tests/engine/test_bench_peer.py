@@ -90,8 +90,10 @@ def test_every_configuration_gets_every_workload_with_taus_sampling_settings(tmp
     assert ["--spec-type", "ngram-mod"] == [a for a in starts[2] if a in ("--spec-type", "ngram-mod")]
     assert not any("--no-repack" in s for s in starts)
     assert [r["prompt"] for r in reqs[:2]] == ["a|", "b|"]
-    assert {(r["temperature"], r["top_p"], r["top_k"], r["min_p"]) for r in reqs} == {(0.0, 1.0, 0, 0.0),
-                                                                                       (0.6, 0.95, 0, 0.0)}
+    assert {(r["temperature"], r["top_p"]) for r in reqs} == {(0.0, 1.0), (0.6, 0.95)}
+    # the rest is llama-server's own defaults, as ../shared/peers/llama_server_bench.py sends: top_k 0 and
+    # min_p 0 had it sort the whole vocabulary on the host every token (2.2 -> 4.4 ms a token on an H100)
+    assert not any({"top_k", "min_p", "repeat_penalty"} & r.keys() for r in reqs)
 
 
 def test_a_peer_whose_repacked_weights_crash_runs_every_configuration_without_them(tmp_path) -> None:
