@@ -171,6 +171,12 @@ def _run(cmd: Sequence[str], timeout: float) -> tuple[int, str]:
     return p.returncode, p.stdout
 
 
+def ruled_out_label(layout: str, rc: int) -> str:
+    """How a layout whose child exited with ``rc`` is listed in Choice.ruled_out."""
+    name = {"plain": "extra_buffers off", "repacked": "extra_buffers on"}.get(layout, "extra_buffers on, no AMX")
+    return f"{name}: " + (f"signal {-rc}" if rc < 0 else f"exit {rc}")
+
+
 def measure(model_path: str, cands: Sequence[Candidate], *, n_ctx: int = 2048, runner: Runner = _run,
             python: str = sys.executable) -> tuple[list[Timing], list[str]]:
     """Time the candidates, one child process per weight layout. Returns (results, ruled-out layouts)."""
@@ -188,9 +194,8 @@ def measure(model_path: str, cands: Sequence[Candidate], *, n_ctx: int = 2048, r
                                   float(d.get("prefill_s", 0.0)), float(d.get("copy_s", 0.0))))
             except (ValueError, KeyError, TypeError):
                 continue
-        name = {"plain": "extra_buffers off", "repacked": "extra_buffers on"}.get(layout, "extra_buffers on, no AMX")
         if rc != 0:  # a crash part-way rules the whole layout out: its kernels are not safe here
-            ruled_out.append(f"{name}: " + (f"signal {-rc}" if rc < 0 else f"exit {rc}"))
+            ruled_out.append(ruled_out_label(layout, rc))
             continue
         results.extend(got)
     return results, ruled_out

@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="measure this machine's CPU weight layout, threads and flash attention again now")
     p.add_argument("--rebuild-amx", action="store_true",
                    help="rebuild llama-cpp-python with AMX's tile configuration fixed (GCC 12 breaks it; "
-                        "about 4 minutes), then calibrate again")
+                        "about 6 minutes on 2 cores), then calibrate again")
     add_model_flags(p)
     p.set_defaults(func=run)
 
@@ -136,7 +136,11 @@ def _calibration(cfg: Config, target: dict) -> dict:
 
 def _amx_hint(ruled_out) -> str | None:
     """Why AMX's layout died, where it is GCC's tile-config header, and the command that fixes it."""
-    if "extra_buffers on: signal 4" not in ruled_out:  # the AMX layout's child (engine.calibrate.measure)
+    import signal
+
+    from engine.calibrate import ruled_out_label
+
+    if ruled_out_label("repacked", -signal.SIGILL) not in ruled_out:  # the AMX layout's child died of SIGILL
         return None
     from engine.lab import amxbuild
 
