@@ -253,17 +253,31 @@ def recalibrate(cfg: EngineConfig) -> Choice | None:
     return calibrate(calibration_path(cfg.cache_dir, cfg.model_path, backend.build_id()), cfg)
 
 
-def describe(cache_dir: str, model_path: str, cfg: EngineConfig | None = None) -> Choice | None:
-    """The newest calibrated choice for this model on this CPU, under any llama.cpp build (for display)."""
+def describe(cache_dir: str, model_path: str, cfg: EngineConfig | None = None,
+             build: str | None = None) -> tuple[Choice, bool] | None:
+    """(the calibrated choice, whether it is this build's): the one this llama.cpp build loads with
+    (``build``: backend.build_id() unless given); where this build has none yet, the newest of any build
+    of this model on this CPU. Another install's (a CI clone's) may be newer and say otherwise, so it is
+    never shown ahead of this build's."""
     folder = Path(cache_dir) / "profiles"
     if not cache_dir or not folder.is_dir():
         return None
+    cfg = cfg or EngineConfig(model_path=model_path)
+    if build is None:
+        from engine import backend
+
+        build = backend.build_id()
+    own = calibration_path(cache_dir, model_path, build)
+    if own is not None and own.is_file():
+        c = calibrated(own, cfg)
+        if c is not None:
+            return c, True
     files = sorted(folder.glob(calibration_stem(model_path) + "*-calibration.json"),
                    key=lambda p: p.stat().st_mtime, reverse=True)
     for f in files:
-        c = calibrated(f, cfg or EngineConfig(model_path=model_path))
+        c = calibrated(f, cfg)
         if c is not None:
-            return c
+            return c, False
     return None
 
 

@@ -123,15 +123,17 @@ def _calibration(cfg: Config, target: dict) -> dict:
     if cfg.cpu_extra_buffers is not None and cfg.flash_attn is not None and cfg.threads:
         return {"status": "set in the config", "extra_buffers": cfg.cpu_extra_buffers,
                 "flash_attn": cfg.flash_attn, "threads": cfg.threads}
-    c = describe(ecfg.cache_dir, target["path"], ecfg)
-    if c is None:
+    found = describe(ecfg.cache_dir, target["path"], ecfg)
+    if found is None:
         return {"status": "not calibrated yet: measured at the first load on this machine"}
-    return {"status": c.label(), "layout": c.layout, "extra_buffers": c.extra_buffers, "flash_attn": c.flash_attn,
+    c, own = found
+    note = "" if own else " (measured under another llama.cpp build; this one calibrates at its first load)"
+    return {"status": c.label() + note, "this_build": own, "layout": c.layout, "extra_buffers": c.extra_buffers, "flash_attn": c.flash_attn,
             "threads": c.threads,
             "step_ms": round(c.step_s * 1e3, 2), "verify_ms": round(c.verify_s * 1e3, 2),
             "prefill_tok_s": round(1 / c.prefill_s, 1) if c.prefill_s else None,
             "side_prefill_tok_s": round(1 / c.side_prefill_s, 1) if c.side_prefill_s else None,
-            "ruled_out": list(c.ruled_out), "hint": _amx_hint(c.ruled_out)}
+            "ruled_out": list(c.ruled_out), "hint": _amx_hint(c.ruled_out) if own else None}
 
 
 def _amx_hint(ruled_out) -> str | None:

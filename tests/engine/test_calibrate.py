@@ -92,6 +92,32 @@ def test_a_layout_whose_child_crashes_is_ruled_out_and_the_choice_is_cached(tmp_
     assert calibrated(path, replace(cfg, threads=1)) is None
 
 
+def test_tau_models_shows_this_builds_choice_before_a_newer_one_of_another_build(tmp_path) -> None:
+    import os
+
+    from engine.profile import calibration_path
+
+    def runner_for(repacked_wins: bool):
+        def runner(cmd, timeout):
+            spec = json.loads(cmd[-1])
+            rep = spec["candidates"][0]["extra_buffers"]
+            return 0, "\n".join(json.dumps({"candidate": c, "step_s": 0.03 if rep == repacked_wins else 0.05,
+                                             "verify_s": 0.2 if rep == repacked_wins else 0.3})
+                                 for c in spec["candidates"])
+        return runner
+
+    cfg = EngineConfig(model_path=str(tmp_path / "m.gguf"), threads=2, cache_dir=str(tmp_path))
+    (tmp_path / "profiles").mkdir()
+    ours = calibration_path(str(tmp_path), cfg.model_path, "llama0.3.36-aaaa")
+    theirs = calibration_path(str(tmp_path), cfg.model_path, "llama0.3.36-bbbb")  # say, a CI clone's venv
+    mine = calibrate(ours, cfg, runner=runner_for(True))
+    other = calibrate(theirs, cfg, runner=runner_for(False))
+    assert mine is not None and other is not None and mine.extra_buffers and not other.extra_buffers
+    os.utime(ours, (1, 1))  # the other build's file is the newer one
+    assert describe(str(tmp_path), cfg.model_path, cfg, build="llama0.3.36-aaaa") == (mine, True)
+    assert describe(str(tmp_path), cfg.model_path, cfg, build="llama0.3.36-cccc") == (other, False)  # none of its own
+
+
 def test_where_amx_crashes_repacking_without_it_is_measured_and_can_win(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr("engine.repack_backend.amx_present", lambda: True)
     starts: list[str] = []
@@ -133,7 +159,7 @@ def test_a_real_child_calibrates_a_tiny_model_and_the_engine_loads_with_it(tmp_p
         assert eng.model.extra_buffers == ch.extra_buffers and eng.flash_attn == ch.flash_attn and eng.ctx.threads == 1
     finally:
         eng.close()
-    assert describe(str(tmp_path), model, cfg) == ch  # what `tau models` shows
+    assert describe(str(tmp_path), model, cfg) == (ch, True)  # what `tau models` shows
     monkeypatch.setattr("engine.machine.calibrate", lambda *a, **k: pytest.fail("calibrated a second time"))
     again = LocalEngine.load(cfg)  # the cached choice
     try:
