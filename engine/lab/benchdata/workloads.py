@@ -140,4 +140,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout25": _heldout(25),  # written at the start of the twenty-seventh round (no change since the twenty-sixth)
     "heldout26": _heldout(26),  # written in the twenty-eighth round, before the AMX rebuild was measured
     "heldout27": _heldout(27),  # written after the twenty-eighth round's changes (AMX rebuilt, request-cost calibration)
+    "heldout28": _heldout(28),  # written before the twenty-ninth round's first run
 }
