@@ -86,8 +86,16 @@ def test_every_configuration_gets_every_workload_with_taus_sampling_settings(tmp
     probe, *starts = [x for x in lines if isinstance(x, list)]
     probed, *reqs = [x for x in lines if isinstance(x, dict)]
     assert probed["prompt"] == PROBE_PROMPT and "--no-repack" not in probe  # the default layout answered
-    assert len(starts) == 3 and all(s[s.index("-t") + 1] == "1" and s[s.index("-c") + 1] == "512" for s in starts)
+    assert len(starts) == 6 and all(s[s.index("-t") + 1] == "1" and s[s.index("-c") + 1] == "512" for s in starts)
     assert ["--spec-type", "ngram-mod"] == [a for a in starts[2] if a in ("--spec-type", "ngram-mod")]
+    # a fresh server for each mode: ngram-mod's table would carry the greedy reply into the sampled request
+    served: list[set] = []
+    for x in lines[2:]:
+        if isinstance(x, list):
+            served.append(set())
+        else:
+            served[-1].add(x["temperature"])
+    assert served == [{0.0}] * 3 + [{0.6}] * 3
     assert not any("--no-repack" in s for s in starts)
     assert [r["prompt"] for r in reqs[:2]] == ["a|", "b|"]
     assert {(r["temperature"], r["top_p"]) for r in reqs} == {(0.0, 1.0), (0.6, 0.95)}
