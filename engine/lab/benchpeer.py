@@ -63,15 +63,22 @@ def run_beside_llama_server(engine, binary: Path, suite: str, modes: Sequence[st
                             rounds: int = 1, paired: bool = False,
                             progress: Callable[[str, float], None] | None = None,
                             log_dir: Path | None = None) -> list[RunResult]:
-    """tau's configurations and then llama-server's on one workload at a time, so both sides of
-    each ratio run within minutes of each other: run as two half-hour blocks, a shared machine
-    that sped up in the second half read every llama-server row faster than tau's."""
+    """tau's configurations and llama-server's on one workload and mode at a time, so both sides of
+    each ratio run within minutes of each other (run as two half-hour blocks, a shared machine that
+    sped up in the second half read every llama-server row faster than tau's), and in mirrored order
+    from one mode to the next (tau first, then llama-server first): a machine drifting one way through
+    a workload favours neither side over its two modes."""
     results: list[RunResult] = []
     peers: list[RunResult] = []
     for wl in SUITES[suite]:
-        results += run_bench(engine, suite, tuple(modes), configs, progress=progress, rounds=rounds, paired=paired,
-                             workloads=(wl,))
-        peers += run_llama_server(engine, binary, (wl,), modes, rounds, progress=progress, log_dir=log_dir)
+        for i, mode in enumerate(modes):
+            for side in ("tau", "llama") if i % 2 == 0 else ("llama", "tau"):
+                if side == "tau":
+                    results += run_bench(engine, suite, (mode,), configs, progress=progress, rounds=rounds,
+                                         paired=paired, workloads=(wl,))
+                else:
+                    peers += run_llama_server(engine, binary, (wl,), (mode,), rounds, progress=progress,
+                                              log_dir=log_dir)
     return attach_peers(results, peers)
 
 

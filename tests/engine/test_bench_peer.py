@@ -133,9 +133,9 @@ def test_ratios_against_llama_server_plain_and_taus_plain() -> None:
     assert "50.0 (llama-ngram-mod)" in table and "1.20x" in table
 
 
-def test_beside_llama_server_each_workload_runs_on_both_sides_before_the_next(tmp_path, monkeypatch) -> None:
+def test_beside_llama_server_each_workload_and_mode_runs_on_both_sides_in_mirrored_order(tmp_path, monkeypatch) -> None:
     # run as two blocks, tau's half-hour then llama-server's, a machine that sped up in between
-    # read every llama-server row faster than tau's
+    # read every llama-server row faster than tau's; one side always first favours it on a drifting one
     import engine.lab.benchpeer as bp
 
     bin_dir, log = _fake_server(tmp_path)
@@ -146,15 +146,20 @@ def test_beside_llama_server_each_workload_runs_on_both_sides_before_the_next(tm
     def tau_side(engine, suite, modes, configs, progress=None, rounds=1, paired=False, workloads=None):
         (wl,) = workloads
         with open(log, "a") as f:
-            f.write(json.dumps({"tau": wl.name, "suite": suite}) + "\n")
+            f.write(json.dumps({"tau": wl.name, "modes": list(modes)}) + "\n")
         return [RunResult(wl.name, m, "plain", 4, 10.0, 10.0, 1.0, [], {}, {}) for m in modes]
 
     monkeypatch.setattr(bp, "run_bench", tau_side)
     out = bp.run_beside_llama_server(StubEngine(str(tmp_path / "m.gguf")), bin_dir / "llama-server", "pair",
-                                     ("greedy",), ("plain",))
+                                     ("greedy", "sampled"), ("plain",))
     lines = [json.loads(x) for x in log.read_text().splitlines()]
-    order = [x["tau"] if "tau" in x else x["prompt"] for x in lines if isinstance(x, dict)]
-    assert order == ["one", PROBE_PROMPT, "a|", "a|", "a|", "two", "b|", "b|", "b|"]  # probed once  # three llama-server configurations each
+    order = [f"tau {x['tau']} {x['modes'][0]}" if "tau" in x
+             else f"llama {x['prompt']} {'greedy' if x['temperature'] == 0 else 'sampled'}"
+             for x in lines if isinstance(x, dict) and x.get("prompt") != PROBE_PROMPT]
+    assert order == ["tau one greedy", *["llama a| greedy"] * 3, *["llama a| sampled"] * 3, "tau one sampled",
+                     "tau two greedy", *["llama b| greedy"] * 3, *["llama b| sampled"] * 3, "tau two sampled"]
     peer_plain = [r for r in out if r.config == "llama-plain"]
-    assert [r.workload for r in peer_plain] == ["one", "two"] and all(r.vs_peer_plain == 1.0 for r in peer_plain)
+    assert [(r.workload, r.mode) for r in peer_plain] == [("one", "greedy"), ("one", "sampled"),
+                                                          ("two", "greedy"), ("two", "sampled")]
+    assert all(r.vs_peer_plain == 1.0 for r in peer_plain)
     assert all(r.vs_peer_plain == pytest.approx(10.0 / (4 / 0.04)) for r in out if r.config == "plain")
