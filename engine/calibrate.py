@@ -272,9 +272,9 @@ def describe(cache_dir: str, model_path: str, cfg: EngineConfig | None = None,
         c = calibrated(own, cfg)
         if c is not None:
             return c, True
-    files = sorted(folder.glob(calibration_stem(model_path) + "*-calibration.json"),
+    files = sorted((f for f in folder.glob(calibration_stem(model_path) + "*-calibration.json") if f != own),
                    key=lambda p: p.stat().st_mtime, reverse=True)
-    for f in files:
+    for f in files:  # this build's own file was read above
         c = calibrated(f, cfg)
         if c is not None:
             return c, False
