@@ -37,6 +37,8 @@ class EngineConfig:
     # plain steps started before the policy's pick, which then runs while the device computes:
     # None = on a GPU (a CPU computes inside llama_decode: nothing to overlap)
     overlap_pick: bool | None = None
+    # threads that prepare a verify pass's rows on the host: None = engine.rowpool.auto_threads, 0 = none
+    verify_threads: int | None = None
 
 
 def resolve_flash_attn(flash_attn: bool | None, *, gpu: bool, kv_type: str) -> bool | None:

@@ -16,6 +16,7 @@ import numpy as np
 
 from engine.drafters.base import Draft
 from engine.policy import Pending, observe_pass
+from engine.rowpool import RowPool
 from engine.sampling import Sampler
 from engine.shadow import Shadow
 from engine.spec import SpecConfig
@@ -108,8 +109,10 @@ def run(
     cancel: CancelToken | None = None,
     ceiling_tok_s: float = 0.0,
     clock: Callable[[], float] = time.perf_counter,
+    pool: RowPool | None = None,
 ) -> DoneEvent:
-    """clock: where every duration comes from (engine.lab.simulate replays the loop in virtual time)."""
+    """clock: where every duration comes from (engine.lab.simulate replays the loop in virtual time).
+    pool: threads that prepare a verify pass's rows (engine.rowpool)."""
     t_start = clock()
     st = LoopState(prompt_tokens=len(prompt))
     sampler = Sampler(request.sampling)
@@ -260,7 +263,7 @@ def run(
             if shadow is not None and shadow.feed(new[0], speculator):
                 shadow = None
         else:
-            verdict = verify(rows, toks, sampler, hist, draft.probs if spec.stochastic_draft else None)
+            verdict = verify(rows, toks, sampler, hist, draft.probs if spec.stochastic_draft else None, pool)
             target.rollback(len(target.kv) - (k - verdict.accepted))
             # a window accepted whole: its bonus token is the target's verdict on the proposal's next
             # token as a wider pass would have given it (argmax, or a sample from the same p), so that

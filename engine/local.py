@@ -30,6 +30,7 @@ from engine.peer_backend import PeerSettings
 from engine.policy import CostCurve
 from engine.prefixcache import PrefixCache, common_prefix, restore_prefix, save_prefix
 from engine.profile import CURVE_VERSION, load_profile, model_id, profile_path, save_profile
+from engine.rowpool import RowPool, auto_threads
 from engine.sideprefill import ALWAYS, SidePrefill, SideRates
 from engine.sideverify import wide_passes
 from engine.slot import DrafterSlot
@@ -114,6 +115,8 @@ class LocalEngine:
         self.side_model: backend.Model | None = None
         self.side_ctx: backend.Context | None = None
         overlap = cfg.overlap_pick if cfg.overlap_pick is not None else self.gpu
+        threads = cfg.verify_threads if cfg.verify_threads is not None else auto_threads(self.gpu)
+        self.row_pool = RowPool(threads) if threads >= 2 else None
         self.target = Target(self.ctx, self._side_prefill(cfg, ctx_kw, mtp=ctx is not None),
                              overlap=overlap and ctx is None)  # the MTP context's steps feed its head
         # machine profile
@@ -312,7 +315,7 @@ class LocalEngine:
         try:
             restore_prefix(self.prefix_cache, self.target, prompt)
             done = run(self.target, self.model, prompt, request, spec, self.speculator, emit_timed, cancel,
-                       self.ceiling_tok_s)
+                       self.ceiling_tok_s, pool=self.row_pool)
             self._note_plain_speed(done.stats)
             done = replace(done, stats=replace(done.stats, first_token_s=first,
                                                ceiling_tok_s=self.ceiling_tok_s or done.stats.ceiling_tok_s))
@@ -395,6 +398,8 @@ class LocalEngine:
             self._owner.call(free)
         finally:
             self._owner.stop()
+            if getattr(self, "row_pool", None) is not None:
+                self.row_pool.close()
 
     @property
     def queue_length(self) -> int:

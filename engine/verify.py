@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.rowpool import MIN_ROWS, RowPool
 from engine.sampling import Sampler
 
 NEAR_TIE_LOGIT_GAP = 0.5  # top-2 logit gap under which batched kernels may flip the argmax
@@ -36,11 +37,15 @@ def _recent(history: Sequence[int], sampler: Sampler) -> list[int]:
     return list(history[-n:]) if n > 0 else list(history)
 
 
-def verify(rows: np.ndarray, draft: Sequence[int], sampler: Sampler, history: Sequence[int], q: np.ndarray | None = None) -> Verdict:
-    """rows[i] are the target's logits after history + draft[:i]; len(rows) == len(draft) + 1."""
+def verify(rows: np.ndarray, draft: Sequence[int], sampler: Sampler, history: Sequence[int], q: np.ndarray | None = None,
+           pool: RowPool | None = None) -> Verdict:
+    """rows[i] are the target's logits after history + draft[:i]; len(rows) == len(draft) + 1.
+    pool: the rows' argmax or distributions prepared on its threads (the same verdict)."""
     if q is not None and not sampler.params.greedy:
         return verify_stochastic(rows, draft, q, sampler, history)
     recent = _recent(history, sampler)
+    if pool is not None and len(draft) + 1 >= MIN_ROWS:
+        return _verify_pooled(rows, draft, sampler, recent, pool)
     greedy = sampler.params.greedy
     for i, d in enumerate(draft):
         x = sampler.argmax(rows[i], recent) if greedy else sampler.sample(rows[i], recent)
@@ -51,6 +56,29 @@ def verify(rows: np.ndarray, draft: Sequence[int], sampler: Sampler, history: Se
             recent.append(d)
     last = rows[len(draft)]
     return Verdict(len(draft), sampler.argmax(last, recent) if greedy else sampler.sample(last, recent))
+
+
+def _verify_pooled(rows: np.ndarray, draft: Sequence[int], sampler: Sampler, recent: list[int], pool: RowPool) -> Verdict:
+    """``verify``'s loop over rows prepared a block at a time on the pool's threads; the samples
+    are drawn here in row order, as the sequential loop draws them."""
+    greedy = sampler.params.greedy
+
+    def seen(i: int) -> list[int]:
+        return recent + list(draft[:i]) if recent else []
+
+    n = len(draft)
+    i = 0
+    while i <= n:
+        stop = min(n + 1, i + pool.block)
+        for j, got in enumerate(pool.prepare(rows, i, stop, sampler.params, seen), start=i):
+            x = got if greedy else sampler.sample_from(*got)
+            if j == n:
+                return Verdict(n, x)
+            if x != draft[j]:
+                tie = greedy and near_tie(sampler.penalized(rows[j], seen(j)), x)
+                return Verdict(j, x, tie)
+        i = stop
+    raise AssertionError("unreachable: the last row returns")
 
 
 def verify_stochastic(rows: np.ndarray, draft: Sequence[int], q: np.ndarray, sampler: Sampler, history: Sequence[int]) -> Verdict:

@@ -174,7 +174,7 @@ def test_detects_a_lossy_verifier(tiny, monkeypatch: pytest.MonkeyPatch) -> None
     import engine.decoder as dec
     from engine.verify import Verdict
 
-    def accept_all(rows, draft, sampler, history, q=None):
+    def accept_all(rows, draft, sampler, history, q=None, pool=None):
         return Verdict(len(draft), sampler.sample(rows[len(draft)], list(history) + list(draft)))
 
     monkeypatch.setattr(dec, "verify", accept_all)

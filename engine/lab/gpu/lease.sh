@@ -8,6 +8,7 @@
 #   lease.sh bench SUITE CONFIGS ROUNDS OUT.json [peer] [nodraft] [paired] [WIDTHS|0] [sync]
 #                                         wait for the build, join and check the models, run real_bench
 #   lease.sh shapes [ARGS]                pass cost by rows, CUDA graphs on and off (engine.lab.gpu.pass_shapes)
+#   lease.sh trace SUITE OUT.json [CONFIGS] [MODES]   where each pass's time goes (engine.lab.gpu.pass_trace)
 set -uo pipefail
 L=/tmp/lease
 REPO=$PWD
@@ -28,6 +29,12 @@ shapes)
   export LLAMA_CPP_LIB_PATH=$L/llama_cpp_python-0.3.36/vendor/llama.cpp/build/bin PYTHONPATH=$L/llama_cpp_python-0.3.36:$L/site:$REPO
   shift; echo graphs; python3 -m engine.lab.gpu.pass_shapes $L/t.gguf "$@" 2>/dev/null
   echo no-graphs; GGML_CUDA_DISABLE_GRAPHS=1 python3 -m engine.lab.gpu.pass_shapes $L/t.gguf "$@" 2>/dev/null ;;
+trace)
+  while [ ! -f $L/build.rc ]; do sleep 2; done
+  grep -q rc=0 $L/build.rc || { tail -40 $L/build.log; exit 1; }
+  [ -f $L/t.gguf ] || cat $L/m/t.* > $L/t.gguf
+  export LLAMA_CPP_LIB_PATH=$L/llama_cpp_python-0.3.36/vendor/llama.cpp/build/bin PYTHONPATH=$L/llama_cpp_python-0.3.36:$L/site:$REPO PYTHONUNBUFFERED=1
+  shift; python3 -m engine.lab.gpu.pass_trace $L/t.gguf "$@" 2>&1 | grep -v '^llama\|^load' ;;
 bench)
   while [ ! -f $L/build.rc ]; do sleep 2; done
   cat $L/build.rc; grep -q rc=0 $L/build.rc || { tail -40 $L/build.log; exit 1; }
