@@ -141,4 +141,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout26": _heldout(26),  # written in the twenty-eighth round, before the AMX rebuild was measured
     "heldout27": _heldout(27),  # written after the twenty-eighth round's changes (AMX rebuilt, request-cost calibration)
     "heldout28": _heldout(28),  # written before the twenty-ninth round's first run
+    "heldout29": _heldout(29),  # written in the thirtieth round after its engine change (rows on threads)
 }
