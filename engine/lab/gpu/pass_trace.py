@@ -2,7 +2,9 @@
 the logits), the pick, verification on the host, and the loop's own remainder, beside what the
 load-time verify curve says those passes cost (what ``tau bench``'s modelled speedup charges).
 
-    python -m engine.lab.gpu.pass_trace TARGET.gguf SUITE OUT.json [CONFIGS] [MODES]
+    python -m engine.lab.gpu.pass_trace TARGET.gguf SUITE OUT.json [CONFIGS] [MODES] [THREADS]
+
+THREADS: verify row threads to compare, e.g. 0,8 (engine.rowpool; default: the engine's own).
 
 The context, the speculator and ``engine.decoder.verify`` are wrapped with timers for the run
 (a diagnostic: the runtime itself keeps no per-pass log). Steps right after a multi-row pass
@@ -26,6 +28,7 @@ from engine.config import EngineConfig
 from engine.lab.bench import CONFIGS, run_config
 from engine.lab.benchdata.workloads import SUITES
 from engine.local import LocalEngine
+from engine.rowpool import RowPool
 
 AFTER = 2  # single steps after a multi-row pass reported apart
 
@@ -102,12 +105,13 @@ def summarize(events: list[tuple[str, float, int]], curve, decode_s: float) -> d
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) not in (3, 4, 5):
+    if len(argv) not in (3, 4, 5, 6):
         print(__doc__, file=sys.stderr)
         return 2
     target, suite, out = argv[:3]
     names = argv[3].split(",") if len(argv) > 3 else ["plain", "auto"]
     modes = argv[4].split(",") if len(argv) > 4 else ["greedy", "sampled"]
+    pools = [int(t) for t in argv[5].split(",")] if len(argv) > 5 else [None]
     cfg = EngineConfig(model_path=target, draft_model_path=None, cache_dir="/tmp/tau-cache",
                        log_path="/tmp/tau-cache/llama.log", gpu_layers=-1, n_ctx=8192)
     eng = LocalEngine(cfg, progress=lambda m, f: None)
@@ -120,14 +124,18 @@ def main(argv: list[str]) -> int:
         for wl in SUITES[suite]:
             for mode in modes:
                 for name in names:
-                    bc = next(c for c in CONFIGS if c.name == name)
-                    rec.events.clear()
-                    r = run_config(eng, wl, mode, bc)
-                    s = summarize(list(rec.events), curve, r.decode_s)
-                    s.update(workload=wl.name, mode=mode, config=name, tok_s=round(r.decode_tok_s, 1),
-                             tau=round(r.tau, 2), modelled=r.modelled, tokens=r.tokens)
-                    report.append(s)
-                    print(json.dumps(s), flush=True)
+                    for threads in pools:
+                        if threads is not None:
+                            eng.row_pool = RowPool(threads) if threads >= 2 else None
+                        bc = next(c for c in CONFIGS if c.name == name)
+                        rec.events.clear()
+                        r = run_config(eng, wl, mode, bc)
+                        s = summarize(list(rec.events), curve, r.decode_s)
+                        s.update(workload=wl.name, mode=mode, config=name, tok_s=round(r.decode_tok_s, 1),
+                                 tau=round(r.tau, 2), modelled=r.modelled, tokens=r.tokens,
+                                 threads=eng.row_pool.threads if eng.row_pool is not None else 0)
+                        report.append(s)
+                        print(json.dumps(s), flush=True)
     finally:
         eng.close()
     Path(out).write_text(json.dumps({"suite": suite, "curve": curve.points, "runs": report}, indent=1))
