@@ -1,0 +1,39 @@
+"""The per-pass trace's accounting: overlapped steps, the steps right after a pass, host time apart."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.lab.gpu.pass_trace import AFTER, Recorder, summarize
+from engine.policy import CostCurve
+
+
+def test_summarize_splits_device_host_and_the_steps_after_a_pass() -> None:
+    curve = CostCurve({1: 0.002, 64: 0.010})
+    events = [
+        ("pass", 0.5, 900),  # the prompt: prefill, not decode
+        ("pass", 0.002, 1),
+        ("pick", 0.001, 0),
+        ("pass", 0.011, 64),
+        ("verify", 0.003, 0),
+        ("pass", 0.004, 1),  # the graph's warm-up after the pass
+        ("submit", 0.0001, 1),
+        ("pick", 0.0005, 0),
+        ("collect", 0.0039, 1),  # overlapped: launch plus wait is the step
+        ("pass", 0.002, 1),
+    ]
+    s = summarize(events, curve, decode_s=0.030)
+    assert s["rows"][1]["count"] == 2 and s["rows"][64]["count"] == 1  # the steps before the pass and after the warm-up
+    assert s["after_pass_steps"] == {"count": AFTER, "mean_ms": pytest.approx(4.0)}
+    assert s["device_s"] == pytest.approx(0.002 + 0.011 + 0.004 + 0.004 + 0.002, abs=1e-4)
+    assert s["modelled_device_s"] == pytest.approx(4 * 0.002 + 0.010, abs=1e-4)
+    assert s["host_s"] == {"pick": 0.0015, "verify": 0.003}
+    assert s["other_s"] == pytest.approx(0.030 - s["device_s"] - 0.0045, abs=1e-4)
+
+
+def test_nested_calls_count_once() -> None:
+    rec = Recorder()
+    inner = rec.wrap("verify", lambda: 1)
+    outer = rec.wrap("pick", lambda: inner() + 1)
+    assert outer() == 2
+    assert [e[0] for e in rec.events] == ["pick"]
