@@ -398,8 +398,9 @@ class LocalEngine:
             self._owner.call(free)
         finally:
             self._owner.stop()
-            if getattr(self, "row_pool", None) is not None:
-                self.row_pool.close()
+            pool = getattr(self, "row_pool", None)  # None also when loading failed before it
+            if pool is not None:
+                pool.close()
 
     @property
     def queue_length(self) -> int:

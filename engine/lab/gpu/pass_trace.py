@@ -62,7 +62,7 @@ def instrument(eng: LocalEngine, rec: Recorder) -> None:
         ctx.submit = rec.wrap("submit", ctx.submit, lambda *a, **k: 1)
         ctx.collect = rec.wrap("collect", ctx.collect, lambda *a, **k: 1)
     sp = eng.speculator
-    sp.pick = rec.wrap("pick", sp.pick)
+    sp.pick = rec.wrap("pick", sp.pick)  # type: ignore[method-assign]
     decoder.verify = rec.wrap("verify", decoder.verify)
 
 
