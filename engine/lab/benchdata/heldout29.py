@@ -18,6 +18,7 @@ HELDOUT29_TS = _edit(
     "ids of visited steps in a set exposed as `visited`, make `validate` able to return a promise (so `next` "
     "becomes async and resolves to whether it moved), add an `onFinish` error path that records the thrown "
     "message under the last step's id, and add `reset()` that restores the initial data and the first step.",
+    stored="stepper29.ts",  # the twenty-third set has a stepper.ts of its own
 )
 HELDOUT29_NEW = _new(
     "heldout29-new-code",

@@ -24,8 +24,9 @@ class Workload:
 SYSTEM = "You are a careful senior software engineer. Follow the instructions exactly."
 
 
-def _edit(name: str, filename: str, lang: str, instruction: str) -> Workload:
-    text = source(filename)
+def _edit(name: str, filename: str, lang: str, instruction: str, stored: str = "") -> Workload:
+    """stored: the benchdata file holding the text, when another set's file has the same name."""
+    text = source(stored or filename)
     user = (
         f"Here is `{filename}`:\n\n```{lang}\n{text}```\n\n{instruction}\n"
         "Reply with the complete updated file in a single code block and nothing else."
