@@ -69,6 +69,7 @@ class Config:
     kv_type: str = "f16"  # target KV cache type: f16 | q8_0 | q4_0 (the drafter's stays f16)
     side_prefill: bool | None = None  # long prompts on the other CPU weight layout; None = where calibrated faster
     side_verify: bool | None = None  # wide verify passes there too; None = where measured cheaper
+    verify_threads: int = -1  # host threads preparing a verify pass's rows: -1 = auto (a GPU host's spare cores), 0 = none
     # speculation
     spec: str = "auto"  # off | ngram | draft | mtp | auto
     ngram_key: int = 0  # 0 = engine default
@@ -168,6 +169,8 @@ def validate(cfg: Config) -> None:
         raise ConfigError(f"kv_type must be f16|q8_0|q4_0, got {cfg.kv_type!r}")
     if cfg.n_ctx < 256:
         raise ConfigError(f"n_ctx must be at least 256, got {cfg.n_ctx}")
+    if cfg.verify_threads < -1:
+        raise ConfigError(f"verify_threads must be -1 (auto), 0 (none) or a thread count, got {cfg.verify_threads}")
 
 
 def save_setting(key: str, value: Any, path: Path | None = None) -> None:

@@ -101,6 +101,7 @@ def engine_config(cfg: Config, progress: Progress | None = None, *, draft_always
         kv_type=cfg.kv_type,
         side_prefill=cfg.side_prefill,
         side_verify=cfg.side_verify,
+        verify_threads=None if cfg.verify_threads < 0 else cfg.verify_threads,
         spec=cfg.spec,
         ngram_key=cfg.ngram_key,
         max_window=cfg.max_window,
