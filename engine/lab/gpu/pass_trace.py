@@ -57,7 +57,8 @@ class Recorder:
 
 def instrument(eng: LocalEngine, rec: Recorder) -> None:
     ctx = eng.target.ctx
-    ctx.decode = rec.wrap("pass", ctx.decode, lambda toks, pos, **k: len(toks))
+    # a prompt's prefill asks for the last row's logits only: -1 marks it (not a decode pass)
+    ctx.decode = rec.wrap("pass", ctx.decode, lambda toks, pos, all_logits: len(toks) if all_logits or len(toks) == 1 else -1)
     if hasattr(ctx, "submit"):
         ctx.submit = rec.wrap("submit", ctx.submit, lambda *a, **k: 1)
         ctx.collect = rec.wrap("collect", ctx.collect, lambda *a, **k: 1)
@@ -81,7 +82,7 @@ def summarize(events: list[tuple[str, float, int]], curve, decode_s: float) -> d
             continue
         if kind == "collect":
             kind, dt, rows = "pass", pending_submit + dt, 1  # the overlapped step: launch plus wait
-        if kind != "pass" or rows > 512:  # prompts are prefill, not decode
+        if kind != "pass" or rows < 0:
             continue
         modelled += curve.cost(rows)
         if rows == 1:
