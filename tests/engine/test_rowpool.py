@@ -58,7 +58,7 @@ def test_pooled_verdicts_are_the_sequential_ones(pool: RowPool, params: Sampling
     assert verdicts == {True, False}  # whole windows and rejections both covered
 
 
-def test_short_passes_and_machines_without_spare_cores_stay_sequential() -> None:
+def test_threads_only_where_a_gpu_host_has_spare_cores() -> None:
     assert auto_threads(gpu=False, cores=64) == 0
     assert auto_threads(gpu=True, cores=2) == 0
     assert auto_threads(gpu=True, cores=16) == 8

@@ -112,10 +112,14 @@ def main(argv: list[str]) -> int:
     target, suite, out = argv[:3]
     names = argv[3].split(",") if len(argv) > 3 else ["plain", "auto"]
     modes = argv[4].split(",") if len(argv) > 4 else ["greedy", "sampled"]
-    pools = [int(t) for t in argv[5].split(",")] if len(argv) > 5 else [None]
+    counts = [int(t) for t in argv[5].split(",")] if len(argv) > 5 else []
     cfg = EngineConfig(model_path=target, draft_model_path=None, cache_dir="/tmp/tau-cache",
                        log_path="/tmp/tau-cache/llama.log", gpu_layers=-1, n_ctx=8192)
+    chosen = [next(c for c in CONFIGS if c.name == name) for name in names]
     eng = LocalEngine(cfg, progress=lambda m, f: None)
+    # each count's pool made once (the engine's own when none are named), all closed at the end
+    own = eng.row_pool
+    pools = [RowPool(n) if n >= 2 else None for n in counts] or [own]
     rec = Recorder()
     report: list[dict] = []
     try:
@@ -124,21 +128,21 @@ def main(argv: list[str]) -> int:
         print("curve ms:", {n: round(1000 * s, 3) for n, s in curve.points.items()}, flush=True)
         for wl in SUITES[suite]:
             for mode in modes:
-                for name in names:
-                    for threads in pools:
-                        if threads is not None:
-                            eng.row_pool = RowPool(threads) if threads >= 2 else None
-                        bc = next(c for c in CONFIGS if c.name == name)
+                for bc in chosen:
+                    for pool in pools:
+                        eng.row_pool = pool
                         rec.events.clear()
                         r = run_config(eng, wl, mode, bc)
                         s = summarize(list(rec.events), curve, r.decode_s)
-                        s.update(workload=wl.name, mode=mode, config=name, tok_s=round(r.decode_tok_s, 1),
+                        s.update(workload=wl.name, mode=mode, config=bc.name, tok_s=round(r.decode_tok_s, 1),
                                  tau=round(r.tau, 2), modelled=r.modelled, tokens=r.tokens,
-                                 threads=eng.row_pool.threads if eng.row_pool is not None else 0)
+                                 threads=pool.threads if pool is not None else 0)
                         report.append(s)
                         print(json.dumps(s), flush=True)
     finally:
         eng.close()
+        for pool in {p for p in (*pools, own) if p is not None}:
+            pool.close()
     Path(out).write_text(json.dumps({"suite": suite, "curve": curve.points, "runs": report}, indent=1))
     return 0
 
