@@ -143,4 +143,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout27": _heldout(27),  # written after the twenty-eighth round's changes (AMX rebuilt, request-cost calibration)
     "heldout28": _heldout(28),  # written before the twenty-ninth round's first run
     "heldout29": _heldout(29),  # written in the thirtieth round after its engine change (rows on threads)
+    "heldout30": _heldout(30),  # written in the thirty-first round before its first run
 }
