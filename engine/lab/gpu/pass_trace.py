@@ -117,7 +117,7 @@ def main(argv: list[str]) -> int:
                        log_path="/tmp/tau-cache/llama.log", gpu_layers=-1, n_ctx=8192)
     chosen = [next(c for c in CONFIGS if c.name == name) for name in names]
     eng = LocalEngine(cfg, progress=lambda m, f: None)
-    # each count's pool made once (the engine's own when none are named), all closed at the end
+    # each count's pool made once (the engine's own when none are named)
     own = eng.row_pool
     pools = [RowPool(n) if n >= 2 else None for n in counts] or [own]
     rec = Recorder()
@@ -140,9 +140,11 @@ def main(argv: list[str]) -> int:
                         report.append(s)
                         print(json.dumps(s), flush=True)
     finally:
+        eng.row_pool = own  # the engine closes its own pool; the ones made for the counts are closed here
         eng.close()
-        for pool in {p for p in (*pools, own) if p is not None}:
-            pool.close()
+        for pool in pools:
+            if pool is not None and pool is not own:
+                pool.close()
     Path(out).write_text(json.dumps({"suite": suite, "curve": curve.points, "runs": report}, indent=1))
     return 0
 
