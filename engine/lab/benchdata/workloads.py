@@ -144,4 +144,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout28": _heldout(28),  # written before the twenty-ninth round's first run
     "heldout29": _heldout(29),  # written in the thirtieth round after its engine change (rows on threads)
     "heldout30": _heldout(30),  # written in the thirty-first round before its first run
+    "heldout31": _heldout(31),  # written at the start of the thirty-second round, before its first run
 }
