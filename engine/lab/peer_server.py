@@ -74,6 +74,14 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+# tau's own switches for its patched llama.cpp build (engine/lab/gpu/graphkey.patch): the peer runs as vendored
+TAU_ONLY_ENV = ("GGML_CUDA_GRAPH_KEY_BY_ROWS",)
+
+
+def peer_env(env: dict[str, str] | os._Environ[str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k not in TAU_ONLY_ENV}
+
+
 class LlamaServer:
     """One llama-server process on a free local port; a context manager."""
 
@@ -90,7 +98,8 @@ class LlamaServer:
 
     def __enter__(self) -> LlamaServer:
         err = open(self.log, "w") if self.log else subprocess.DEVNULL  # noqa: SIM115 - closed with the process
-        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
+                                     env=peer_env(os.environ))
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

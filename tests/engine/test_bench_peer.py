@@ -24,6 +24,8 @@ port = int(args[args.index("--port") + 1])
 spec = "--spec-type" in args
 with open({log!r}, "a") as f:
     f.write(json.dumps(args) + "\\n")
+with open({log!r} + ".env", "a") as f:
+    f.write(os.environ.get("GGML_CUDA_GRAPH_KEY_BY_ROWS", "-") + "\\n")
 class H(BaseHTTPRequestHandler):
     def log_message(self, *a):
         pass
@@ -102,6 +104,15 @@ def test_every_configuration_gets_every_workload_with_taus_sampling_settings(tmp
     # the rest is llama-server's own defaults, as ../shared/peers/llama_server_bench.py sends: top_k 0 and
     # min_p 0 had it sort the whole vocabulary on the host every token (2.2 -> 4.4 ms a token on an H100)
     assert not any({"top_k", "min_p", "repeat_penalty"} & r.keys() for r in reqs)
+
+
+def test_the_peer_runs_without_taus_own_llama_cpp_switches(tmp_path, monkeypatch) -> None:
+    bin_dir, log = _fake_server(tmp_path)
+    monkeypatch.setenv("GGML_CUDA_GRAPH_KEY_BY_ROWS", "1")  # tau's patched CUDA graphs: not the vendored llama.cpp
+    wl = Workload("w", "edit", (({"role": "user", "content": "a"},),), 8)
+    run_llama_server(StubEngine(str(tmp_path / "m.gguf")), bin_dir / "llama-server", [wl], ("greedy",))
+    seen = Path(str(log) + ".env").read_text().split()
+    assert len(seen) == 4 and set(seen) == {"-"}  # the probe and the three configurations
 
 
 def test_a_peer_whose_repacked_weights_crash_runs_every_configuration_without_them(tmp_path) -> None:

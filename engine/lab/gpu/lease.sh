@@ -4,6 +4,8 @@
 # carry (the stripped sdist, the wheels, the model chunks) comes from engine/lab/gpu/prepare.sh.
 #
 #   lease.sh setup SDIST.tgz WHEELS_DIR   unpack, install the pure-python wheels, start the CUDA build
+#                                         (graphkey.patch applied: with GGML_CUDA_GRAPH_KEY_BY_ROWS set, CUDA graphs
+#                                         are kept per batch shape; unset, llama.cpp as vendored; the peer never has it)
 #   lease.sh chunk FILE                   add one model chunk (t.NN: target, d.NN: drafter)
 #   lease.sh bench SUITE CONFIGS ROUNDS OUT.json [peer] [nodraft] [paired] [WIDTHS|0] [sync]
 #                                         wait for the build, join and check the models, run real_bench
@@ -16,6 +18,7 @@ case "$1" in
 setup)
   mkdir -p $L/m && tar xzf "$2" -C $L && pip install -q --no-index --no-deps --target $L/site "$3"/*.whl || exit 1
   cd $L/llama_cpp_python-0.3.36/vendor/llama.cpp || exit 1
+  patch -p1 < $REPO/engine/lab/gpu/graphkey.patch || exit 1  # inert unless GGML_CUDA_GRAPH_KEY_BY_ROWS is set
   setsid nohup bash -c "cmake -B build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DLLAMA_USE_PREBUILT_UI=OFF \
     -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release && cmake --build build -j16 --target llama-server; echo rc=\$? > $L/build.rc" \
     > $L/build.log 2>&1 < /dev/null &
