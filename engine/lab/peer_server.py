@@ -17,7 +17,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,7 +78,7 @@ def _free_port() -> int:
 TAU_ONLY_ENV = ("GGML_CUDA_GRAPH_KEY_BY_ROWS",)
 
 
-def peer_env(env: dict[str, str] | os._Environ[str]) -> dict[str, str]:
+def peer_env(env: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if k not in TAU_ONLY_ENV}
 
 
