@@ -145,4 +145,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout29": _heldout(29),  # written in the thirtieth round after its engine change (rows on threads)
     "heldout30": _heldout(30),  # written in the thirty-first round before its first run
     "heldout31": _heldout(31),  # written at the start of the thirty-second round, before its first run
+    "heldout32": _heldout(32),  # written at the start of the thirty-third round, before its first run
 }
