@@ -69,7 +69,7 @@ class Config:
     kv_type: str = "f16"  # target KV cache type: f16 | q8_0 | q4_0 (the drafter's stays f16)
     side_prefill: bool | None = None  # long prompts on the other CPU weight layout; None = where calibrated faster
     side_verify: bool | None = None  # wide verify passes there too; None = where measured cheaper
-    verify_threads: int = -1  # host threads preparing a verify pass's rows: -1 = auto (a GPU host's spare cores), 0 = none
+    verify_threads: int = -1  # host threads preparing a verify pass's rows: -1 = auto (none: timed, they did not pay), 0 = none, N = N threads
     # speculation
     spec: str = "auto"  # off | ngram | draft | mtp | auto
     ngram_key: int = 0  # 0 = engine default

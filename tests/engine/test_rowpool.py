@@ -58,9 +58,10 @@ def test_pooled_verdicts_are_the_sequential_ones(pool: RowPool, params: Sampling
     assert verdicts == {True, False}  # whole windows and rejections both covered
 
 
-def test_threads_only_where_a_gpu_host_has_spare_cores() -> None:
+def test_no_threads_unless_asked_for() -> None:
+    # timed on an H100 host, 8 threads slowed sampled verification and did not speed greedy
     assert auto_threads(gpu=False, cores=64) == 0
     assert auto_threads(gpu=True, cores=2) == 0
-    assert auto_threads(gpu=True, cores=16) == 8
+    assert auto_threads(gpu=True, cores=16) == 0
     with pytest.raises(ValueError):
         RowPool(1)
