@@ -17,7 +17,7 @@ import llama_cpp  # noqa: I001  (must come before numpy)
 import numpy as np
 
 from engine import statebuf
-from engine.config import layout_name
+from engine.config import TAU_LLAMA_ENV, layout_name
 from engine.widths import rows_for
 
 KV_TYPES = {"f32": 0, "f16": 1, "q4_0": 2, "q8_0": 8, "bf16": 30}
@@ -56,6 +56,8 @@ def init(log_path: str = "") -> None:
             if old is not None:
                 old.close()
         if not _initialised:
+            for k, v in TAU_LLAMA_ENV.items():  # read by a patched build at its first CUDA graph; a user's value stays
+                os.environ.setdefault(k, v)
             llama_cpp.llama_log_set(_log_cb, ctypes.c_void_p(0))
             llama_cpp.llama_backend_init()
             _initialised = True

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# switches of tau's patched llama.cpp build (engine/lab/gpu/graphkey.patch, CUDA graphs kept per batch
+# shape); engine.backend turns them on for tau's process, and inert in an unpatched build
+TAU_LLAMA_ENV = {"GGML_CUDA_GRAPH_KEY_BY_ROWS": "1"}
+
 
 def layout_name(extra_buffers: bool, amx: bool) -> str:
     """The CPU weight layout: plain, repacked (llama.cpp's extra buffer types, AMX first) or repacked-noamx."""

@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.config import TAU_LLAMA_ENV
+
 START_TIMEOUT_S = 300.0
 PEER_PREFIX = "llama-"
 PROBE_PROMPT = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return"  # many rows: a batched pass
@@ -74,8 +76,8 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-# tau's own switches for its patched llama.cpp build (engine/lab/gpu/graphkey.patch): the peer runs as vendored
-TAU_ONLY_ENV = ("GGML_CUDA_GRAPH_KEY_BY_ROWS",)
+# tau's own switches for its patched llama.cpp build: the peer runs as vendored
+TAU_ONLY_ENV = tuple(TAU_LLAMA_ENV)
 
 
 def peer_env(env: Mapping[str, str]) -> dict[str, str]:
