@@ -11,7 +11,6 @@ from the prepared distributions in row order, so the verdict is the sequential o
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor

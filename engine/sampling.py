@@ -46,7 +46,8 @@ class Sampler:
     def argmax(self, logits: np.ndarray, history: Sequence[int]) -> int:
         return int(np.argmax(self.penalized(logits, history)))
 
-    def distribution(self, logits: np.ndarray, history: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    def distribution(self, logits: np.ndarray, history: Sequence[int],
+                     top_id: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The target distribution after all filters: (token ids, probabilities summing to 1).
 
         Order as in llama.cpp's default chain: penalties, top-k, top-p, min-p, temperature
@@ -57,7 +58,8 @@ class Sampler:
         vocabulary); only they are exponentiated and sorted. top-p needs the softmax's
         normalizer, which counts of the tokens above deeper thresholds bound: when the
         nucleus ends at the same token for every normalizer within the bounds it is exact;
-        otherwise (a flat row) the full pass decides.
+        otherwise (a flat row) the full pass decides. ``top_id``: the row's only maximum where the
+        caller has found it already (``sample_draft``), so no argmax runs.
         """
         p = self.params
         x = self.penalized(logits, history)
@@ -69,7 +71,7 @@ class Sampler:
             sel = np.arange(xs.shape[0])  # every token stays: the full softmax
             probs = self._weights(xs, np.float32(1.0 / p.temperature)).astype(np.float64)
         else:
-            found = self._candidates(xs)
+            found = self._candidates(xs, top_id if pool is None else None)
             sel, probs = found if found is not None else self._full(xs)
         idx = pool[sel] if pool is not None else sel
         if p.min_p > 0.0:
@@ -77,7 +79,7 @@ class Sampler:
             idx, probs = idx[keep], probs[keep]
         return idx, probs / probs.sum()
 
-    def _candidates(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    def _candidates(self, x: np.ndarray, top_id: int | None = None) -> tuple[np.ndarray, np.ndarray] | None:
         """(positions, unnormalized weights) of what top-p (then min-p) keeps, found among the
         tokens weighing at least ``_LEVELS[0]`` of the top one; None when the bounds cannot decide.
 
@@ -87,7 +89,7 @@ class Sampler:
         confident row (copy runs) is decided by an argmax and one count."""
         p = self.params
         t = p.temperature
-        i_top = int(x.argmax())
+        i_top = int(x.argmax()) if top_id is None else top_id  # the caller found the row's only maximum
         m = float(x[i_top])
         if p.top_p >= 1.0:  # min-p alone keeps the weights >= min_p: no normalizer needed
             near = np.flatnonzero(x >= self._threshold(m, p.min_p))
@@ -163,6 +165,29 @@ class Sampler:
         ids, probs = self.distribution(logits, history)
         return int(ids[self._choice(probs)])
 
+    def sample_draft(self, logits: np.ndarray, history: Sequence[int], draft: int) -> int:
+        """``sample``'s token for a verified row whose draft token is ``draft``, from the same draw.
+
+        One maximum over the rest of the row says whether the draft's token is the row's top; if
+        it is, that replaces ``_candidates``' argmax, and a row where every other token weighs under
+        1e-7 of it (most rows of a copy: top-p keeps the draft's token alone) is decided there, a
+        single read of the row where ``sample`` takes an argmax, a comparison and a count. A GPU's
+        verify pass holds 10-64 such rows. Anything else is ``sample`` itself."""
+        p = self.params
+        x = self.penalized(logits, history)
+        n = x.shape[0]
+        if not p.greedy and 0 <= draft < n and 0.0 < p.top_p < 1.0 and (p.top_k <= 0 or p.top_k >= n):
+            top = float(x[draft])
+            rest = _max_but(x, draft)
+            if rest < top:  # the draft's token is the row's only maximum: argmax's answer
+                if (rest < float(self._threshold(top, _LEVELS[1]))
+                        and 1.0 / (1.0 + (n - 1) * _LEVELS[1]) >= p.top_p * (1 + 1e-9)):
+                    self.rng.random()  # the draw ``sample`` makes for it
+                    return draft
+                ids, probs = self.distribution(x, (), top_id=draft)
+                return int(ids[self._choice(probs)])
+        return self.sample(x, ())  # x has its penalties already
+
     def _choice(self, probs: np.ndarray) -> int:
         u = self.rng.random()
         i = int(np.searchsorted(np.cumsum(probs), u, side="right"))
@@ -181,3 +206,10 @@ class Sampler:
         ids, probs = self.distribution(logits, history)
         out[ids] = probs
         return out
+
+
+def _max_but(x: np.ndarray, i: int) -> float:
+    """The largest of x but x[i] (NaN if any is NaN), read once without a temporary."""
+    lo = float(x[:i].max()) if i > 0 else -math.inf
+    hi = float(x[i + 1:].max()) if i + 1 < x.shape[0] else -math.inf
+    return lo if lo != lo else max(lo, hi) if hi == hi else hi

@@ -48,7 +48,7 @@ def verify(rows: np.ndarray, draft: Sequence[int], sampler: Sampler, history: Se
         return _verify_pooled(rows, draft, sampler, recent, pool)
     greedy = sampler.params.greedy
     for i, d in enumerate(draft):
-        x = sampler.argmax(rows[i], recent) if greedy else sampler.sample(rows[i], recent)
+        x = sampler.argmax(rows[i], recent) if greedy else sampler.sample_draft(rows[i], recent, d)
         if x != d:
             tie = greedy and near_tie(sampler.penalized(rows[i], recent), x)
             return Verdict(i, x, tie)

@@ -124,3 +124,37 @@ def test_a_confident_row_is_decided_without_the_full_pass() -> None:
         assert found is not None and len(found[0]) <= 3, name
         assert name != "confident" or list(found[0]) == [int(rows[name].argmax())]
     assert s._candidates(rows["at-the-edge"]) is None  # within the bounds' width of top_p: the full pass decides
+
+
+@pytest.mark.parametrize("params", [
+    SamplingParams(temperature=0.6, top_p=0.95, seed=5),
+    SamplingParams(temperature=0.6, top_p=0.95, min_p=0.05, seed=5),
+    SamplingParams(temperature=0.8, top_p=0.9, repeat_penalty=1.3, seed=5),
+    SamplingParams(temperature=0.7, top_k=40, top_p=0.9, seed=5),
+    SamplingParams(temperature=1.0, seed=5),  # no top-p: every token can be drawn
+    SamplingParams(temperature=0.6, top_p=0.99, seed=5),  # top-p past what a confident row holds
+    SamplingParams(temperature=0.0, seed=5),
+])
+def test_a_drafted_rows_sample_is_samples_own_draw_for_draw(params: SamplingParams) -> None:
+    rows = _vocab_rows()
+    tie = np.full(151936, -30.0, dtype=np.float32)
+    tie[3] = tie[9] = 20.0  # a tie at the top: argmax's first index, never the draft's later one
+    rows["tie"] = tie
+    history = [7, 20, 33]
+    seq, fast = Sampler(params), Sampler(params)
+    for name, x in rows.items():
+        for draft in (7, 20, int(x.argmax()), 9, 0, 151935):
+            for _ in range(3):
+                a = seq.sample(x, history)
+                b = fast.sample_draft(x, history, draft)
+                assert a == b, (name, draft)
+                assert seq.rng.random() == fast.rng.random()  # the same draws, in the same order
+
+
+def test_a_confident_drafted_row_is_decided_by_one_comparison(monkeypatch) -> None:
+    s = Sampler(SamplingParams(temperature=0.6, top_p=0.95))
+    x = _vocab_rows()["confident"]
+    monkeypatch.setattr(s, "sample", lambda *a: pytest.fail("the full sample ran on a confident row"))
+    assert s.sample_draft(x, [], 7) == 7
+    with pytest.raises(pytest.fail.Exception):
+        s.sample_draft(x, [], 8)  # not the draft's row: the sampler's own path
