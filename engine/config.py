@@ -41,7 +41,7 @@ class EngineConfig:
     # plain steps started before the policy's pick, which then runs while the device computes:
     # None = on a GPU (a CPU computes inside llama_decode: nothing to overlap)
     overlap_pick: bool | None = None
-    # threads that prepare a verify pass's rows on the host: None = engine.rowpool.auto_threads, 0 = none
+    # threads that prepare a verify pass's rows on the host: None or 0 = none (engine.rowpool)
     verify_threads: int | None = None
 
 

@@ -30,7 +30,7 @@ from engine.peer_backend import PeerSettings
 from engine.policy import CostCurve
 from engine.prefixcache import PrefixCache, common_prefix, restore_prefix, save_prefix
 from engine.profile import CURVE_VERSION, load_profile, model_id, profile_path, save_profile
-from engine.rowpool import RowPool, auto_threads
+from engine.rowpool import RowPool
 from engine.sideprefill import ALWAYS, SidePrefill, SideRates
 from engine.sideverify import wide_passes
 from engine.slot import DrafterSlot
@@ -115,7 +115,7 @@ class LocalEngine:
         self.side_model: backend.Model | None = None
         self.side_ctx: backend.Context | None = None
         overlap = cfg.overlap_pick if cfg.overlap_pick is not None else self.gpu
-        threads = cfg.verify_threads if cfg.verify_threads is not None else auto_threads(self.gpu)
+        threads = cfg.verify_threads or 0  # None: none, the measured default (engine.rowpool)
         self.row_pool = RowPool(threads) if threads >= 2 else None
         self.target = Target(self.ctx, self._side_prefill(cfg, ctx_kw, mtp=ctx is not None),
                              overlap=overlap and ctx is None)  # the MTP context's steps feed its head

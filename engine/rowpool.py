@@ -2,8 +2,10 @@
 
 On a GPU a 64-row verify pass takes about 10 ms on the device, and each row's argmax or
 sampling distribution over a 152k vocabulary took another 2-6 ms a pass on one host core
-(MEASUREMENTS.md, the per-pass trace). Off unless asked for (``auto_threads``): timed on an H100
-host it did not pay. Given the draft, the rows are independent (row i's
+(MEASUREMENTS.md, the per-pass trace). Off unless ``verify_threads`` asks for it: on an H100
+host (16 cores) 8 threads made a sampled reply's verification 12-50% slower and a greedy one's no
+faster (MEASUREMENTS.md, the thirty-third round), since a block of rows prepared ahead is wasted past
+a rejection and the distributions' small numpy steps hold the GIL. Given the draft, the rows are independent (row i's
 history is the history plus the draft's first i tokens) and numpy releases the GIL for the
 work, so blocks of rows run at once. Nothing here draws a random number: the caller samples
 from the prepared distributions in row order, so the verdict is the sequential one exactly.
@@ -22,16 +24,6 @@ from engine.types import SamplingParams
 
 MIN_ROWS = 8  # fewer rows than this are not worth a dispatch to the threads (tens of microseconds)
 MAX_THREADS = 8
-
-
-def auto_threads(gpu: bool, cores: int | None = None) -> int:
-    """Threads for a machine: none. On a CPU its cores run llama.cpp's passes; on a GPU host (an
-    H100 with 16 cores) 8 threads made a sampled reply's verification 12-50% slower and a greedy
-    one's no faster (MEASUREMENTS.md, the thirty-third round): a block of rows prepared ahead is
-    wasted past a rejection, and the distributions' small numpy steps hold the GIL. The pool stays
-    for an explicit ``verify_threads``."""
-    del gpu, cores
-    return 0
 
 
 class RowPool:

@@ -99,7 +99,7 @@ class Sampler:
         top, mid, deep = _LEVELS
         n = x.shape[0]
         n_mid = int(np.count_nonzero(x >= self._threshold(m, mid)))
-        if n_mid == 1 and 1.0 / (1.0 + (n - 1) * mid) >= p.top_p * (1 + 1e-9):
+        if n_mid == 1 and self._top_alone_fills(n):
             # a confident row: every other token weighs under 1e-7 of the top one, so the top
             # one alone holds top_p of the mass (any top_p up to 0.985 on 152k tokens)
             return np.array([i_top]), np.array([1.0])
@@ -122,6 +122,10 @@ class Sampler:
             return None  # where it ends depends on the rest of the vocabulary's mass
         sel = near[order[: c + 1]]
         return sel, w[: c + 1]
+
+    def _top_alone_fills(self, n: int) -> bool:
+        """Whether a top token every other of the n weighs under ``_LEVELS[1]`` of holds top_p alone."""
+        return 1.0 / (1.0 + (n - 1) * _LEVELS[1]) >= self.params.top_p * (1 + 1e-9)
 
     def _threshold(self, m: float, level: float) -> np.float32:
         """The logit at which a token weighs ``level`` of the top one (a hair lower, so rounding
@@ -180,8 +184,7 @@ class Sampler:
             top = float(x[draft])
             rest = _max_but(x, draft)
             if rest < top:  # the draft's token is the row's only maximum: argmax's answer
-                if (rest < float(self._threshold(top, _LEVELS[1]))
-                        and 1.0 / (1.0 + (n - 1) * _LEVELS[1]) >= p.top_p * (1 + 1e-9)):
+                if rest < float(self._threshold(top, _LEVELS[1])) and self._top_alone_fills(n):
                     self.rng.random()  # the draw ``sample`` makes for it
                     return draft
                 ids, probs = self.distribution(x, (), top_id=draft)
@@ -212,4 +215,4 @@ def _max_but(x: np.ndarray, i: int) -> float:
     """The largest of x but x[i] (NaN if any is NaN), read once without a temporary."""
     lo = float(x[:i].max()) if i > 0 else -math.inf
     hi = float(x[i + 1:].max()) if i + 1 < x.shape[0] else -math.inf
-    return lo if lo != lo else max(lo, hi) if hi == hi else hi
+    return max(lo, hi) if lo == lo and hi == hi else math.nan  # NaN compares false: no decision from it

@@ -76,12 +76,9 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-# tau's own switches for its patched llama.cpp build: the peer runs as vendored
-TAU_ONLY_ENV = tuple(TAU_LLAMA_ENV)
-
-
 def peer_env(env: Mapping[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k not in TAU_ONLY_ENV}
+    """``env`` without tau's own switches for its patched llama.cpp build: the peer runs as vendored."""
+    return {k: v for k, v in env.items() if k not in TAU_LLAMA_ENV}
 
 
 class LlamaServer:

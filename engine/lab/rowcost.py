@@ -12,11 +12,11 @@ from __future__ import annotations  # noqa: I001  (engine.backend's llama_cpp be
 
 import argparse
 import time
-from importlib import resources
-
 from engine import backend
 import numpy as np
 
+from engine.chat_template import render_jinja
+from engine.lab.benchdata.workloads import source
 from engine.sampling import Sampler
 from engine.types import SamplingParams
 
@@ -28,8 +28,9 @@ def copy_rows(model_path: str, files: list[str], per_file: int) -> np.ndarray:
     out = []
     try:
         for name in files:
-            text = resources.files("engine.lab.benchdata").joinpath(name + ".txt").read_text(encoding="utf-8")
-            prompt = f"<|im_start|>user\nRewrite this file, unchanged:\n{text}<|im_end|>\n<|im_start|>assistant\n```\n"
+            text = source(name)
+            ask = [{"role": "user", "content": f"Rewrite this file, unchanged:\n{text}"}]
+            prompt = render_jinja(m.chat_template() or "", ask, None, True, "", "") + "```\n"
             n_prompt = len(m.tokenize(prompt))
             ctx.clear()
             rows = ctx.decode(m.tokenize(prompt + text[:1500]), 0, all_logits=True)

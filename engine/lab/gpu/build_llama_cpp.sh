@@ -112,7 +112,9 @@ if [ "$BACKEND" = cuda ] && [ "$GRAPHKEY" = 1 ]; then
     echo "patch -p1 < $PATCH  (in a copy of $SRC, under vendor/llama.cpp)"
   else
     WORK="$(mktemp -d)"
-    if [ -d "$SRC" ]; then
+    if [ -f "$SDIST" ]; then
+      :  # already unpacked into a temporary folder above: patched there
+    elif [ -d "$SRC" ]; then
       cp -a "$SRC" "$WORK/src"  # the user's folder stays as it was
       SRC="$WORK/src"
     else
