@@ -146,4 +146,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout30": _heldout(30),  # written in the thirty-first round before its first run
     "heldout31": _heldout(31),  # written at the start of the thirty-second round, before its first run
     "heldout32": _heldout(32),  # written at the start of the thirty-third round, before its first run
+    "heldout33": _heldout(33),  # written at the start of the thirty-fourth round, before its first run
 }
