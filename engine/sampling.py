@@ -46,6 +46,21 @@ class Sampler:
     def argmax(self, logits: np.ndarray, history: Sequence[int]) -> int:
         return int(np.argmax(self.penalized(logits, history)))
 
+    def is_argmax(self, logits: np.ndarray, history: Sequence[int], token: int) -> bool:
+        """Whether ``argmax`` would return ``token``: one maximum over the rest of the row, no index kept
+        (np.argmax's first-index rule for ties: earlier ties win, later ones lose)."""
+        x = self.penalized(logits, history)
+        if not 0 <= token < x.shape[0]:
+            return False
+        v = x[token]
+        before = x[:token].max() if token > 0 else -np.inf
+        after = x[token + 1:].max() if token + 1 < x.shape[0] else -np.inf
+        if v > before and v >= after:
+            return True
+        if v == v and before == before and after == after:
+            return False
+        return int(np.argmax(x)) == token  # a NaN: argmax takes the first one
+
     def distribution(self, logits: np.ndarray, history: Sequence[int],
                      top_id: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The target distribution after all filters: (token ids, probabilities summing to 1).
@@ -184,12 +199,28 @@ class Sampler:
             top = float(x[draft])
             rest = _max_but(x, draft)
             if rest < top:  # the draft's token is the row's only maximum: argmax's answer
-                if rest < float(self._threshold(top, _LEVELS[1])) and self._top_alone_fills(n):
+                if (rest < float(self._threshold(top, _LEVELS[1])) and self._top_alone_fills(n)) \
+                        or self._alone_by_second(x, top, rest):
                     self.rng.random()  # the draw ``sample`` makes for it
                     return draft
                 ids, probs = self.distribution(x, (), top_id=draft)
                 return int(ids[self._choice(probs)])
         return self.sample(x, ())  # x has its penalties already
+
+    def _alone_by_second(self, x: np.ndarray, top: float, second: float) -> bool:
+        """Whether the top token alone holds top_p, bounding the rest by the second largest weight and
+        one count: the tokens at or above the ``_LEVELS[2]`` level weigh at most the second's weight
+        each, the others under that level. Decides the rows whose runner-up weighs 1e-7..1e-4 of the top
+        (about two in five of a copy's rows), which the count-free test leaves to the full pass."""
+        t = self.params.temperature
+        w2 = math.exp((second - top) / t) * (1 + 1e-6)  # float32 rounding of the weights, generously
+        deep = _LEVELS[2]
+        if w2 * 8 > 1.0 / self.params.top_p - 1.0:
+            return False  # room for fewer than eight such runners-up: the full pass decides, no count wasted
+        n = x.shape[0]
+        c = int(np.count_nonzero(x >= self._threshold(top, deep))) - 1  # the others at or above the level
+        rest = c * w2 + (n - 1 - c) * deep
+        return 1.0 / (1.0 + rest) >= self.params.top_p * (1 + 1e-9)
 
     def _choice(self, probs: np.ndarray) -> int:
         u = self.rng.random()

@@ -48,7 +48,10 @@ def verify(rows: np.ndarray, draft: Sequence[int], sampler: Sampler, history: Se
         return _verify_pooled(rows, draft, sampler, recent, pool)
     greedy = sampler.params.greedy
     for i, d in enumerate(draft):
-        x = sampler.argmax(rows[i], recent) if greedy else sampler.sample_draft(rows[i], recent, d)
+        if greedy:  # an accepted row needs only "is the draft the argmax": no index kept
+            x = d if sampler.is_argmax(rows[i], recent, d) else sampler.argmax(rows[i], recent)
+        else:
+            x = sampler.sample_draft(rows[i], recent, d)
         if x != d:
             tie = greedy and near_tie(sampler.penalized(rows[i], recent), x)
             return Verdict(i, x, tie)

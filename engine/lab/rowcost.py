@@ -5,7 +5,8 @@ the real model's rows while it copies a file (an edit's reply, the rows a verify
 
 One pass of the model over a prompt and the file's first 1,500 characters gives the rows; each
 method then runs over all of them (each row cold in the cache, as after a device pass) and prints
-microseconds a row, checking that both samplers draw the same tokens.
+microseconds a row, checking that both samplers draw the same tokens (and that ``is_argmax`` accepts each
+row's argmax, the greedy verifier's question).
 """
 
 from __future__ import annotations  # noqa: I001  (engine.backend's llama_cpp before numpy)
@@ -64,8 +65,11 @@ def main(argv: list[str] | None = None) -> int:
         for r in rows:
             int(r.argmax())
         t3 = time.perf_counter()
+        accepted = [s.is_argmax(r, [], d) for r, d in zip(rows, drafts, strict=True)]
+        t4 = time.perf_counter()
         print(f"{n} rows: sample {1e6 * (t1 - t0) / n:.1f} us a row, sample_draft {1e6 * (t2 - t1) / n:.1f}, "
-              f"greedy argmax {1e6 * (t3 - t2) / n:.1f}; the same tokens: {plain == drafted}")
+              f"greedy argmax {1e6 * (t3 - t2) / n:.1f}, is_argmax {1e6 * (t4 - t3) / n:.1f}; "
+              f"the same tokens: {plain == drafted and all(accepted)}")
     return 0
 
 

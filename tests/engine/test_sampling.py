@@ -96,6 +96,15 @@ def _vocab_rows() -> dict[str, np.ndarray]:
     x = np.full(151936, -40.0, dtype=np.float32)
     x[1], x[2] = 0.0, np.float32(-0.6 * np.log(0.95 / 0.05 + 2e-3))  # p(1) = 0.95 + 5e-6
     rows["at-the-edge"] = x
+    # a top whose runners-up weigh 1e-6 and 3e-5 of it: too heavy for the count-free test, decided by the second's bound
+    x = (rng.standard_normal(151936) * 2.5 - 10.0).astype(np.float32)
+    x[7], x[20], x[33] = 30.0, np.float32(30.0 + 0.6 * np.log(1e-6)), np.float32(30.0 + 0.6 * np.log(3e-5))
+    rows["runners-up"] = x
+    # sixty runners-up at 1e-3 each: the top holds 0.943 of the mass, short of top_p, and the bound must say so
+    x = np.full(151936, -40.0, dtype=np.float32)
+    x[7] = 0.0
+    x[100:160] = np.float32(0.6 * np.log(1e-3))
+    rows["crowd"] = x
     return rows
 
 
@@ -158,3 +167,30 @@ def test_a_confident_drafted_row_is_decided_by_one_comparison(monkeypatch) -> No
     assert s.sample_draft(x, [], 7) == 7
     with pytest.raises(pytest.fail.Exception):
         s.sample_draft(x, [], 8)  # not the draft's row: the sampler's own path
+
+
+def test_a_drafted_row_with_light_runners_up_is_decided_without_the_full_pass(monkeypatch) -> None:
+    s = Sampler(SamplingParams(temperature=0.6, top_p=0.95))
+    rows = _vocab_rows()
+    monkeypatch.setattr(s, "distribution", lambda *a, **k: pytest.fail("the full pass ran"))
+    assert s.sample_draft(rows["runners-up"], [], 7) == 7
+    with pytest.raises(pytest.fail.Exception):
+        s.sample_draft(rows["crowd"], [], 7)  # the top alone is short of top_p: the bound cannot decide it
+
+
+@pytest.mark.parametrize("params", [SamplingParams(temperature=0.0), SamplingParams(temperature=0.0, repeat_penalty=1.5)])
+def test_is_argmax_answers_as_argmax_does(params: SamplingParams) -> None:
+    s = Sampler(params)
+    rng = np.random.default_rng(11)
+    rows = list(_vocab_rows().values())
+    tie = np.zeros(64, dtype=np.float32)
+    tie[[5, 9, 40]] = 3.0  # np.argmax takes the first of equal maxima
+    nan = np.zeros(64, dtype=np.float32)
+    nan[[4, 30]] = [5.0, np.nan]
+    rows += [tie, nan, (rng.standard_normal(64)).astype(np.float32)]
+    history = [5, 7, 20]
+    for x in rows:
+        n = x.shape[0]
+        want = s.argmax(x, history)
+        for token in {0, 4, 5, 7, 9, 20, 30, 40, n - 1, want, n, -1}:
+            assert s.is_argmax(x, history, token) == (token == want), (token, want)
