@@ -36,8 +36,7 @@ SHA256 = "4f34000ad02567d9ed592f4723f552fa4cf9a4a47bfa51fd1e372942443c3cc0"
 # mbpp9: the next twenty, fixed before any of them ran, in session 36
 # mbpp10: the next twenty, fixed before any of them ran, in session 37
 # mbpp11: the next twenty, fixed before any of them ran, in session 38
-# mbpp12: the last fifteen of the test split in the file and the first five after it (554-558, the
-#   validation split), fixed before any of them ran, in session 39
+# mbpp12: the last fifteen of the test split in the file, fixed before any of them ran, in session 39
 SETS = {"mbpp1": (11, 12, 14, 16, 17, 18, 19, 20, 56, 57, 58, 59, 61, 62, 63, 64, 65, 66, 67, 68),
         "mbpp2": (69, 70, 71, 72, 74, 75, 77, 79, 80, 83, 84, 86, 87, 88, 89, 90, 91, 92, 93, 94),
         "mbpp3": (95, 96, 97, 99, 100, 101, 102, 103, 104, 105, 106, 108, 109, 113, 116, 117, 118, 119, 120, 123),
@@ -49,7 +48,7 @@ SETS = {"mbpp1": (11, 12, 14, 16, 17, 18, 19, 20, 56, 57, 58, 59, 61, 62, 63, 64
         "mbpp9": (396, 397, 398, 399, 400, 401, 404, 405, 406, 407, 408, 409, 410, 411, 412, 413, 414, 415, 417, 418),
         "mbpp10": (419, 420, 421, 422, 424, 425, 426, 427, 428, 429, 430, 431, 432, 433, 434, 435, 436, 437, 438, 439),
         "mbpp11": (440, 441, 442, 443, 444, 445, 446, 447, 448, 450, 451, 452, 453, 454, 455, 456, 457, 458, 459, 460),
-        "mbpp12": (461, 462, 463, 464, 465, 468, 470, 471, 472, 474, 475, 476, 477, 478, 479, 554, 555, 556, 557, 558)}
+        "mbpp12": (461, 462, 463, 464, 465, 468, 470, 471, 472, 474, 475, 476, 477, 478, 479)}
 _CHECK_CALL = re.compile(r"\ndef test_check\(\):\n    check\((\w+)\)")
 
 
