@@ -178,6 +178,22 @@ def test_a_drafted_row_with_light_runners_up_is_decided_without_the_full_pass(mo
         s.sample_draft(rows["crowd"], [], 7)  # the top alone is short of top_p: the bound cannot decide it
 
 
+def test_a_top_just_short_of_top_p_is_never_decided_alone(monkeypatch) -> None:
+    # forty equal runners-up and a top holding top_p less 5e-7: the nucleus takes a runner-up, so the bound
+    # (which counts every one of them at the runner-up's weight) must leave the row to the full pass
+    x = np.full(151936, -40.0, dtype=np.float32)
+    x[7] = 0.0
+    w = (1.0 / (0.95 * (1 - 5e-7)) - 1.0) / 40
+    x[100:140] = np.float32(0.6 * np.log(w))
+    params = SamplingParams(temperature=0.6, top_p=0.95, seed=2)
+    assert len(Sampler(params).distribution(x, [])[0]) == 2
+    s, ref = Sampler(params), Sampler(params)
+    assert [s.sample_draft(x, [], 7) for _ in range(50)] == [ref.sample(x, []) for _ in range(50)]
+    monkeypatch.setattr(s, "distribution", lambda *a, **k: pytest.fail("the full pass ran"))
+    with pytest.raises(pytest.fail.Exception):
+        s.sample_draft(x, [], 7)
+
+
 @pytest.mark.parametrize("params", [SamplingParams(temperature=0.0), SamplingParams(temperature=0.0, repeat_penalty=1.5)])
 def test_is_argmax_answers_as_argmax_does(params: SamplingParams) -> None:
     s = Sampler(params)
