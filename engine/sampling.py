@@ -52,9 +52,8 @@ class Sampler:
         x = self.penalized(logits, history)
         if not 0 <= token < x.shape[0]:
             return False
-        v = x[token]
-        before = x[:token].max() if token > 0 else -np.inf
-        after = x[token + 1:].max() if token + 1 < x.shape[0] else -np.inf
+        v = float(x[token])
+        before, after = _max_around(x, token)
         if v > before and v >= after:
             return True
         if v == v and before == before and after == after:
@@ -140,7 +139,11 @@ class Sampler:
 
     def _top_alone_fills(self, n: int) -> bool:
         """Whether a top token every other of the n weighs under ``_LEVELS[1]`` of holds top_p alone."""
-        return 1.0 / (1.0 + (n - 1) * _LEVELS[1]) >= self.params.top_p * (1 + 1e-9)
+        return self._holds_top_p((n - 1) * _LEVELS[1])
+
+    def _holds_top_p(self, rest: float) -> bool:
+        """Whether the top token holds top_p alone when the others weigh at most ``rest`` times it."""
+        return 1.0 / (1.0 + rest) >= self.params.top_p * (1 + 1e-9)
 
     def _threshold(self, m: float, level: float) -> np.float32:
         """The logit at which a token weighs ``level`` of the top one (a hair lower, so rounding
@@ -219,8 +222,7 @@ class Sampler:
             return False  # room for fewer than eight such runners-up: the full pass decides, no count wasted
         n = x.shape[0]
         c = int(np.count_nonzero(x >= self._threshold(top, deep))) - 1  # the others at or above the level
-        rest = c * w2 + (n - 1 - c) * deep
-        return 1.0 / (1.0 + rest) >= self.params.top_p * (1 + 1e-9)
+        return self._holds_top_p(c * w2 + (n - 1 - c) * deep)
 
     def _choice(self, probs: np.ndarray) -> int:
         u = self.rng.random()
@@ -242,8 +244,14 @@ class Sampler:
         return out
 
 
-def _max_but(x: np.ndarray, i: int) -> float:
-    """The largest of x but x[i] (NaN if any is NaN), read once without a temporary."""
+def _max_around(x: np.ndarray, i: int) -> tuple[float, float]:
+    """The largest of x before i and after it (-inf where empty), read once without a temporary."""
     lo = float(x[:i].max()) if i > 0 else -math.inf
     hi = float(x[i + 1:].max()) if i + 1 < x.shape[0] else -math.inf
+    return lo, hi
+
+
+def _max_but(x: np.ndarray, i: int) -> float:
+    """The largest of x but x[i] (NaN if any is NaN)."""
+    lo, hi = _max_around(x, i)
     return max(lo, hi) if lo == lo and hi == hi else math.nan  # NaN compares false: no decision from it

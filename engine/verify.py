@@ -49,12 +49,14 @@ def verify(rows: np.ndarray, draft: Sequence[int], sampler: Sampler, history: Se
     greedy = sampler.params.greedy
     for i, d in enumerate(draft):
         if greedy:  # an accepted row needs only "is the draft the argmax": no index kept
-            x = d if sampler.is_argmax(rows[i], recent, d) else sampler.argmax(rows[i], recent)
+            row = sampler.penalized(rows[i], recent)  # once: the argmax and the tie check of a rejection reuse it
+            if not sampler.is_argmax(row, (), d):
+                x = sampler.argmax(row, ())
+                return Verdict(i, x, near_tie(row, x))
         else:
             x = sampler.sample_draft(rows[i], recent, d)
-        if x != d:
-            tie = greedy and near_tie(sampler.penalized(rows[i], recent), x)
-            return Verdict(i, x, tie)
+            if x != d:
+                return Verdict(i, x)
         if recent:
             recent.append(d)
     last = rows[len(draft)]

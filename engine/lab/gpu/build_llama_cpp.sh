@@ -111,13 +111,14 @@ if [ "$BACKEND" = cuda ] && [ "$GRAPHKEY" = 1 ]; then
   if [ "$DRY" = 1 ]; then
     echo "patch -p1 < $PATCH  (in a copy of $SRC, under vendor/llama.cpp)"
   else
-    WORK="$(mktemp -d)"
     if [ -f "$SDIST" ]; then
       :  # already unpacked into a temporary folder above: patched there
     elif [ -d "$SRC" ]; then
+      WORK="$(mktemp -d)"
       cp -a "$SRC" "$WORK/src"  # the user's folder stays as it was
       SRC="$WORK/src"
     else
+      WORK="$(mktemp -d)"
       "$PY" -m pip download --no-deps --no-binary :all: -d "$WORK" "$SRC"
       tar xzf "$WORK"/llama_cpp_python-*.tar.gz -C "$WORK"
       SRC="$(find "$WORK" -mindepth 1 -maxdepth 1 -type d | head -1)"
