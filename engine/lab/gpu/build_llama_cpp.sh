@@ -93,6 +93,8 @@ case "$BACKEND" in
   cpu) ;;
 esac
 
+# the unpacked or copied sources only feed the pip install below: gone when the script ends, whatever its exit
+trap 'rm -rf ${TMP:+"$TMP"} ${WORK:+"$WORK"}' EXIT
 if [ -n "$SDIST" ]; then
   SRC="$SDIST"
   if [ -f "$SDIST" ] && [ "$DRY" = 0 ]; then
