@@ -148,4 +148,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout32": _heldout(32),  # written at the start of the thirty-third round, before its first run
     "heldout33": _heldout(33),  # written at the start of the thirty-fourth round, before its first run
     "heldout34": _heldout(34),  # written at the start of the thirty-fifth round, before its first run
+    "heldout35": _heldout(35),  # written at the start of the thirty-sixth round, before its first run
 }
