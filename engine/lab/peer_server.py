@@ -171,9 +171,12 @@ def used_repack_flags() -> dict[tuple[str, str, int, int], tuple[str, ...]]:
 
 
 def run_configs(binary: Path, model: str, draft: str | None, *, n_ctx: int, threads: int, gpu_layers: int,
-                ask: Callable[[PeerConfig, LlamaServer], None], log_dir: Path | None = None) -> None:
-    """Start each configuration's server in turn and let ``ask`` put every workload to it."""
-    for pc in peer_configs(draft):
+                ask: Callable[[PeerConfig, LlamaServer], None], log_dir: Path | None = None,
+                plain_last: bool = False) -> None:
+    """Start each configuration's server in turn and let ``ask`` put every workload to it; ``plain_last``:
+    in reverse order, plain last."""
+    configs = peer_configs(draft)
+    for pc in reversed(configs) if plain_last else configs:
         log = (log_dir / f"{pc.name}.log") if log_dir else None
         with LlamaServer(binary, model, n_ctx=n_ctx, threads=threads, gpu_layers=gpu_layers, extra=pc.args,
                          log=log) as srv:

@@ -169,6 +169,10 @@ def test_beside_llama_server_each_workload_and_mode_runs_on_both_sides_in_mirror
              for x in lines if isinstance(x, dict) and x.get("prompt") != PROBE_PROMPT]
     assert order == ["tau one greedy", *["llama a| greedy"] * 3, *["llama a| sampled"] * 3, "tau one sampled",
                      "tau two greedy", *["llama b| greedy"] * 3, *["llama b| sampled"] * 3, "tau two sampled"]
+    # llama-server's plain stands next to tau's block in both modes: first after it, last before it
+    starts = [x for x in lines if isinstance(x, list)][1:]  # after the layout probe
+    kinds = ["plain" if "--spec-type" not in s else s[s.index("--spec-type") + 1] for s in starts]
+    assert kinds == ["plain", "ngram-map-k4v", "ngram-mod", "ngram-mod", "ngram-map-k4v", "plain"] * 2
     peer_plain = [r for r in out if r.config == "llama-plain"]
     assert [(r.workload, r.mode) for r in peer_plain] == [("one", "greedy"), ("one", "sampled"),
                                                           ("two", "greedy"), ("two", "sampled")]
