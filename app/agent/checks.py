@@ -85,6 +85,13 @@ def tail(output: str, n: int = OUTPUT_TAIL) -> str:
     return output if len(output) <= n else "..." + output[-n:]
 
 
+CHECK_TIMEOUT_S = 600  # a check not yet timed: a project's whole suite may be slow
+# once the check has finished, a run this many times its fastest is taken for a hang (a sampled try's
+# endless loop would hold each of its checks for the whole 600 s), with a floor for a machine's jitter
+HANG_FACTOR = 20
+HANG_FLOOR_S = 60
+
+
 @dataclass
 class CheckState:
     """What the turn knows about its check: ``passed`` is True/False for the last run after the
@@ -98,6 +105,16 @@ class CheckState:
     ran_by_tau: int = 0
     skipped: str = ""  # why tau could not run it (e.g. shell commands not allowed)
     pushbacks: int = 0  # final answers sent back while it failed (a limited number for some checks)
+    fastest_s: float | None = None  # the fastest run of it that finished, as tau timed it
+
+    def timeout_s(self) -> int:
+        """Seconds tau lets its next run of the check take."""
+        if self.fastest_s is None:
+            return CHECK_TIMEOUT_S
+        return int(min(CHECK_TIMEOUT_S, max(HANG_FLOOR_S, HANG_FACTOR * self.fastest_s)))
+
+    def finished_in(self, seconds: float) -> None:
+        self.fastest_s = seconds if self.fastest_s is None else min(self.fastest_s, seconds)
 
     def edited(self) -> None:
         self.passed = None

@@ -7,6 +7,7 @@ A mixin of ``app.agent.loop.Agent``: it uses the agent's state (``_check``, ``_f
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -87,16 +88,21 @@ class JudgeMixin(AgentParts):
             self._run_examples(st)
             return
         self._emit(Notice(f"before accepting the answer: run the check `{st.check.command}`"))
-        call = ToolCall("run_shell", {"command": st.check.command, "timeout": 600})
+        timeout = st.timeout_s()
+        call = ToolCall("run_shell", {"command": st.check.command, "timeout": timeout})
         call_id = f"check_{self._next_id()}"
         self._emit(ToolCallEvent(call_id, call.name, call.arguments))
         policy = self.policy if not st.check.explicit else toolbox.make_policy("full-auto", self.approver)
         ctx = ToolContext(root=self.root, policy=policy, journal=self.journal, cancel=self._cancel,
                           approver=self.approver, extra={"shell": shell_options(self.config, policy.mode)})
+        t0 = time.monotonic()
         try:
             result = toolbox.shell_tool().run(call.arguments, ctx)
         except Exception as e:  # a tool bug is a failed check, not a crash
             result = ToolResult(False, f"error: the check failed to run: {type(e).__name__}: {e}")
+        took = time.monotonic() - t0
+        if result.exit_code is not None and took < timeout:  # it finished (killed at the timeout: no exit code kept)
+            st.finished_in(took)
         self._emit(ToolResultEvent(call_id, call.name, result.ok, result.output, None, result.exit_code,
                                    result.command))
         if self._cancel.cancelled:

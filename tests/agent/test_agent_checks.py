@@ -128,3 +128,31 @@ def test_an_answer_repeated_word_for_word_after_a_push_back_makes_the_next_reply
     temps = [r.sampling.temperature for r in engine.requests]
     assert temps[:3] == [0.0, 0.0, 0.0]  # greedy until an answer came back unchanged
     assert all(t >= 0.6 for t in temps[3:]) and engine.requests[3].sampling.seed is not None
+
+
+def test_a_check_run_that_hangs_past_its_timed_runs_is_cut_short(repo, monkeypatch):
+    # a sampled try with an endless loop kept a check waiting out 600 s; once the check has finished
+    # in a known time, a run many times as long is a hang and is killed
+    from app.agent import checks
+
+    monkeypatch.setattr(checks, "HANG_FLOOR_S", 1, raising=False)
+    monkeypatch.setattr(checks, "HANG_FACTOR", 2, raising=False)
+    (repo / "test_hang.py").write_text(
+        "import pathlib, time\n\n\n"
+        "def test_runs():\n"
+        "    p = pathlib.Path('runs.txt')\n"
+        "    n = int(p.read_text()) if p.exists() else 0\n"
+        "    p.write_text(str(n + 1))\n"
+        "    if n:\n"
+        "        time.sleep(30)  # the second run hangs\n"
+        "    assert False\n"
+    )
+    engine = ScriptedEngine([WRONG, "Fixed add().", RIGHT, "Fixed add() for real.", "Done.", "Done."])
+    agent, rec = make_agent(engine, repo, mode="full-auto", insist=True, max_steps=5)
+    final = agent.run_turn("add() is wrong, fix it; run `python -m pytest -q test_hang.py`")
+    checks_run = [c for c in rec.of(ToolCallEvent) if c.name == "run_shell"]
+    results = [r for r in rec.of(ToolResultEvent) if r.name == "run_shell"]
+    assert [c.arguments["timeout"] for c in checks_run][:1] == [600]  # not timed yet
+    assert len(checks_run) >= 2 and checks_run[1].arguments["timeout"] < 30
+    assert "timed out after" in results[1].output
+    assert final.status != "done" and final.check["passed"] is False
