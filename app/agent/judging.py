@@ -101,7 +101,7 @@ class JudgeMixin(AgentParts):
         except Exception as e:  # a tool bug is a failed check, not a crash
             result = ToolResult(False, f"error: the check failed to run: {type(e).__name__}: {e}")
         took = time.monotonic() - t0
-        if result.exit_code is not None and took < timeout:  # it finished (killed at the timeout: no exit code kept)
+        if result.exit_code is not None and took < timeout:  # it ran to its end (a tool error has no exit code)
             st.finished_in(took)
         self._emit(ToolResultEvent(call_id, call.name, result.ok, result.output, None, result.exit_code,
                                    result.command))

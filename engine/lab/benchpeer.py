@@ -70,8 +70,7 @@ def run_beside_llama_server(engine, binary: Path, suite: str, modes: Sequence[st
     from one mode to the next (tau first, then llama-server first): a machine drifting one way through
     a workload favours neither side over its two modes. Where llama-server goes first its plain runs
     last, so the two plain decodes stand side by side in both modes (tau's bracketing plain runs open
-    and close its block): with llama-server's plain three servers before tau's, a 2-core EPYC read
-    tau plain 0.90-0.96x on sampled rows and 0.98-1.08x on greedy ones in the same runs."""
+    and close its block), not three servers apart on every second mode."""
     results: list[RunResult] = []
     peers: list[RunResult] = []
     for wl in SUITES[suite]:

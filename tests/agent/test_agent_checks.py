@@ -131,7 +131,7 @@ def test_an_answer_repeated_word_for_word_after_a_push_back_makes_the_next_reply
 
 
 def test_a_check_run_that_hangs_past_its_timed_runs_is_cut_short(repo, monkeypatch):
-    # a sampled try with an endless loop kept a check waiting out 600 s; once the check has finished
+    # a sampled try with an endless loop would hold its check for 600 s; once the check has finished
     # in a known time, a run many times as long is a hang and is killed
     from app.agent import checks
 
