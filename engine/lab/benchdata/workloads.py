@@ -149,4 +149,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout33": _heldout(33),  # written at the start of the thirty-fourth round, before its first run
     "heldout34": _heldout(34),  # written at the start of the thirty-fifth round, before its first run
     "heldout35": _heldout(35),  # written at the start of the thirty-sixth round, before its first run
+    "heldout36": _heldout(36),  # written at the start of the thirty-seventh round, before its first run
 }
