@@ -14,10 +14,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,14 +55,56 @@ def run_task(p: Problem) -> str:
 
 
 def _tau(args: list[str], root: Path, server: Server, timeout: float) -> Run:
+    return logged_run([sys.executable, "-m", "app.cli.main", *args], root, server.env, timeout, _final_note)
+
+
+def logged_run(cmd: list[str], root: Path, env: dict[str, str], timeout: float,
+               note: Callable[[str], str] = lambda _out: "") -> Run:
+    """Run ``cmd`` in ``root`` in its own process group and write its output to ``root``'s log.
+
+    On a timeout the whole group is killed (a check the system started must not run on into the
+    next problem) and the output so far is still written, so a run cut short leaves its trace.
+    """
     t0 = time.perf_counter()
-    cmd = [sys.executable, "-m", "app.cli.main", *args]
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
     try:
-        p = subprocess.run(cmd, cwd=root, env=server.env, capture_output=True, text=True, timeout=timeout)
+        out, err = proc.communicate(timeout=timeout)
+        code: int | None = proc.returncode
     except subprocess.TimeoutExpired:
-        return Run(124, time.perf_counter() - t0, "timed out")
-    (root.parent / f"{root.name}.log").write_text(p.stdout + "\n--- stderr ---\n" + p.stderr, encoding="utf-8")
-    return Run(p.returncode, time.perf_counter() - t0, _final_note(p.stdout))
+        _kill_group(proc.pid)
+        try:
+            out, err = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:  # a process outside the group holds the pipes open
+            proc.kill()
+            out, err = "", ""
+        code = None
+    wall = time.perf_counter() - t0
+    (root.parent / f"{root.name}.log").write_text(out + "\n--- stderr ---\n" + err, encoding="utf-8")
+    if code is None:
+        last = _last_event(out)
+        return Run(124, wall, f"timed out after {timeout:.0f} s" + (f" (last event: {last})" if last else ""))
+    return Run(code, wall, note(out))
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _last_event(stdout: str) -> str:
+    """The type of the last JSON event a ``--json`` run printed, or ''."""
+    for line in reversed(stdout.splitlines()):
+        if line.startswith("{"):
+            try:
+                d = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(d, dict):
+                return str(d.get("type") or "")
+    return ""
 
 
 def _final_note(stdout: str) -> str:
@@ -93,13 +137,7 @@ def run_aider(p: Problem, root: Path, server: Server, timeout: float, aider: str
     cmd = [aider, "--model", f"openai/{server.model}", "--edit-format", "whole", "--yes-always", "--no-auto-commits",
            "--no-check-update", "--no-show-model-warnings", "--no-analytics", "--no-pretty", "--no-stream", "--no-fancy-input",
            "--message", instruction(p), SOLUTION]
-    t0 = time.perf_counter()
-    try:
-        r = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return Run(124, time.perf_counter() - t0, "timed out")
-    (root.parent / f"{root.name}.log").write_text(r.stdout + "\n--- stderr ---\n" + r.stderr, encoding="utf-8")
-    return Run(r.returncode, time.perf_counter() - t0)
+    return logged_run(cmd, root, env, timeout)
 
 
 def raw_prompt(p: Problem) -> str:

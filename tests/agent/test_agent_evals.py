@@ -110,3 +110,51 @@ def test_an_entry_point_named_like_a_test_is_scored_by_its_check_alone(tmp_path)
     repo = make_repo(tmp_path / "r", p, with_tests=False)
     (repo / "solution.py").write_text(p.prompt + "    return len(set(xs)) < len(xs)\n")
     assert score(repo, p) is True  # pytest does not also collect the imported function, which takes an argument
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
+    except FileNotFoundError:
+        return False
+
+
+def test_a_run_cut_short_keeps_its_output_and_takes_its_children_with_it(tmp_path):
+    import os
+    import sys
+    import time
+
+    from app.evals.systems import logged_run
+
+    root = tmp_path / "p1"
+    root.mkdir()
+    script = ("import subprocess, sys, time\n"
+              "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])\n"
+              "print('{\"type\": \"tool_call\", \"child\": %d}' % child.pid, flush=True)\n"
+              "time.sleep(120)\n")
+    t0 = time.perf_counter()
+    r = logged_run([sys.executable, "-c", script], root, dict(os.environ), timeout=3)
+    assert time.perf_counter() - t0 < 30
+    assert r.exit_code == 124 and r.note == "timed out after 3 s (last event: tool_call)"
+    log = (tmp_path / "p1.log").read_text()
+    assert '"type": "tool_call"' in log  # what it printed before the cut survives
+    child = json.loads(log.splitlines()[0])["child"]
+    deadline = time.time() + 5
+    while _alive(child) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not _alive(child)  # the grandchild went with the run, not on into the next problem
+
+
+def test_a_run_that_ends_in_time_gives_its_exit_code_and_note(tmp_path):
+    import os
+    import sys
+
+    from app.evals.systems import logged_run
+
+    root = tmp_path / "p2"
+    root.mkdir()
+    r = logged_run([sys.executable, "-c", "print('done'); raise SystemExit(3)"], root, dict(os.environ), timeout=30,
+                   note=lambda out: out.strip())
+    assert (r.exit_code, r.note) == (3, "done")
+    assert (tmp_path / "p2.log").read_text().startswith("done\n")
