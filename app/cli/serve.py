@@ -37,6 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-tokens", dest="serve_max_tokens", type=_positive, metavar="N",
                    help="tokens a request that sets no max_tokens may generate (default: the rest of the context, as "
                    "OpenAI's API; a model caught in a loop then writes until the context is full)")
+    p.add_argument("--quiet", action="store_true",
+                   help="log no requests (default: a line on stderr as each request starts and as it ends)")
     add_model_flags(p)
     p.set_defaults(func=run)
 
@@ -58,6 +60,10 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _log_line(line: str) -> None:
+    print(f"tau serve: {line}", file=sys.stderr, flush=True)
 
 
 def _err(msg: str) -> int:
@@ -115,6 +121,7 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         name = args.model_name or default_model_id(engine.info)
         app = create_app(engine, api_key=key, model_name=name, strict_model=args.strict_model,
                          default_max_tokens=args.serve_max_tokens,
+                         request_log=None if args.quiet else _log_line,
                          defaults=SamplingParams(temperature=cfg.temperature, top_p=cfg.top_p),
                          allowed_hosts=LOOPBACK_NAMES if _is_loopback(host) else None)
         ann = claim.update(status="ready", model=engine.info.path, model_name=name)

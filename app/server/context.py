@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import os
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator, Callable, Collection
 from urllib.parse import urlsplit
 
 from starlette.concurrency import run_in_threadpool
@@ -14,6 +14,7 @@ from starlette.requests import Request
 
 from app.server import protocol as P
 from app.server.metrics import Metrics
+from app.server.requestlog import done_line, start_line
 from app.server.worker import EngineWorker, Job
 from engine.types import DoneEvent, Engine, ModelInfo, SamplingParams
 
@@ -61,8 +62,9 @@ class ServerContext:
     def __init__(self, engine: Engine, *, api_key: str | None, model_name: str, max_body: int,
                  defaults: SamplingParams, keepalive_s: float, body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S,
                  strict_model: bool = False, allowed_hosts: Collection[str] | None = None,
-                 default_max_tokens: int | None = None) -> None:
+                 default_max_tokens: int | None = None, request_log: Callable[[str], None] | None = None) -> None:
         self.engine = engine
+        self.request_log = request_log
         self.api_key = api_key or None
         self.model_name = model_name
         self.aliases = {model_name, engine.info.name, default_model_id(engine.info), "tau"}
@@ -74,11 +76,17 @@ class ServerContext:
         self.keepalive_s = keepalive_s
         self.allowed_hosts = {h.lower().strip("[]") for h in allowed_hosts} if allowed_hosts is not None else None
         self.metrics = Metrics(model=model_name, backend=engine.info.backend, n_ctx=engine.info.n_ctx)
-        self.worker = EngineWorker(engine, on_done=self._on_done)
+        self.worker = EngineWorker(engine, on_done=self._on_done, on_start=self._on_start)
+
+    def _on_start(self, job: Job) -> None:
+        if self.request_log is not None:
+            self.request_log(start_line(job))
 
     def _on_done(self, job: Job, done: DoneEvent) -> None:
         if job.started_at is not None:  # the engine ran it (not dropped from the queue)
             self.metrics.generation(done.finish_reason, done.stats)
+        if self.request_log is not None:
+            self.request_log(done_line(job, done))
 
     def check_origin(self, request: Request) -> None:
         if self.allowed_hosts is not None:
@@ -148,4 +156,4 @@ class ServerContext:
     async def admit(self, body: dict, prompt: str | tuple[int, ...]) -> tuple[Job, int]:
         n_prompt = len(prompt) if isinstance(prompt, tuple) else await run_in_threadpool(self.engine.count_tokens, prompt)
         req = P.generate_request(body, prompt, n_prompt, self.engine.info.n_ctx, self.defaults, self.default_max_tokens)
-        return self.worker.submit(req), n_prompt
+        return self.worker.submit(req, n_prompt=n_prompt), n_prompt

@@ -21,9 +21,11 @@ log = logging.getLogger("tau.server")
 
 
 class Job:
-    def __init__(self, seq: int, request: GenerateRequest, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, seq: int, request: GenerateRequest, loop: asyncio.AbstractEventLoop,
+                 n_prompt: int | None = None) -> None:
         self.seq = seq
         self.request = request
+        self.n_prompt = n_prompt  # the prompt's tokens where the caller counted them
         self.cancel = CancelToken()
         self.loop = loop
         self.events: asyncio.Queue[EngineEvent] = asyncio.Queue()
@@ -39,11 +41,14 @@ class Job:
 
 
 class EngineWorker:
-    """FIFO queue in front of one engine. ``on_done(job, done)`` is called in the worker thread."""
+    """FIFO queue in front of one engine. ``on_start(job)`` and ``on_done(job, done)`` are called in the
+    worker thread, as the engine takes the job and when it ends (``on_done`` also for a dropped job)."""
 
-    def __init__(self, engine: Engine, on_done: Callable[[Job, DoneEvent], None] | None = None) -> None:
+    def __init__(self, engine: Engine, on_done: Callable[[Job, DoneEvent], None] | None = None,
+                 on_start: Callable[[Job], None] | None = None) -> None:
         self.engine = engine
         self.on_done = on_done
+        self.on_start = on_start
         self._q: queue.Queue[Job | None] = queue.Queue()
         self._seq = itertools.count(1)
         self._lock = threading.Lock()
@@ -59,8 +64,9 @@ class EngineWorker:
         """Jobs waiting plus the one running."""
         return self.waiting + (1 if self.running is not None else 0)
 
-    def submit(self, request: GenerateRequest, loop: asyncio.AbstractEventLoop | None = None) -> Job:
-        job = Job(0, request, loop or asyncio.get_running_loop())
+    def submit(self, request: GenerateRequest, loop: asyncio.AbstractEventLoop | None = None,
+               n_prompt: int | None = None) -> Job:
+        job = Job(0, request, loop or asyncio.get_running_loop(), n_prompt)
         with self._lock:
             job.seq = next(self._seq)
             self.submitted = job.seq
@@ -91,6 +97,7 @@ class EngineWorker:
             job.started_at = time.monotonic()
             self.served.append(job.seq)
             del self.served[:-1000]
+            self._call(self.on_start, job)
             done = None
             try:
                 for ev in self.engine.stream(job.request, job.cancel):
@@ -112,8 +119,12 @@ class EngineWorker:
 
     def _finish(self, job: Job, done: DoneEvent) -> None:
         job.finished.set()
-        if self.on_done is not None:
+        self._call(self.on_done, job, done)
+
+    @staticmethod
+    def _call(hook: Callable[..., None] | None, *args: object) -> None:
+        if hook is not None:
             try:
-                self.on_done(job, done)
-            except Exception:  # pragma: no cover - metrics must never break serving
-                log.exception("on_done failed")
+                hook(*args)
+            except Exception:  # pragma: no cover - metrics and logs must never break serving
+                log.exception("worker hook failed")
