@@ -94,8 +94,8 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
-def _last_event(stdout: str) -> str:
-    """The type of the last JSON event a ``--json`` run printed, or ''."""
+def _last_json(stdout: str) -> dict | None:
+    """The last JSON object a ``--json`` run printed on a line of its own."""
     for line in reversed(stdout.splitlines()):
         if line.startswith("{"):
             try:
@@ -103,21 +103,23 @@ def _last_event(stdout: str) -> str:
             except ValueError:
                 continue
             if isinstance(d, dict):
-                return str(d.get("type") or "")
-    return ""
+                return d
+    return None
+
+
+def _last_event(stdout: str) -> str:
+    """The type of the last JSON event a ``--json`` run printed, or ''."""
+    d = _last_json(stdout)
+    return str(d.get("type") or "") if d else ""
 
 
 def _final_note(stdout: str) -> str:
-    for line in reversed(stdout.splitlines()):
-        if line.startswith("{"):
-            try:
-                d = json.loads(line)
-            except ValueError:
-                continue
-            if d.get("type") == "final":
-                return f"{d.get('status')}: {d.get('reason') or ''}".strip()
-            return "applied" if d.get("applied") else "not applied"
-    return ""
+    d = _last_json(stdout)
+    if d is None:
+        return ""
+    if d.get("type") == "final":
+        return f"{d.get('status')}: {d.get('reason') or ''}".strip()
+    return "applied" if d.get("applied") else "not applied"
 
 
 def run_edit(p: Problem, root: Path, server: Server, timeout: float) -> Run:

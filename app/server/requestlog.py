@@ -14,11 +14,10 @@ from engine.types import DoneEvent
 
 def start_line(job: Job) -> str:
     r = job.request
-    n_prompt = len(r.prompt) if isinstance(r.prompt, tuple) else job.n_prompt
     waited = (job.started_at or job.enqueued_at) - job.enqueued_at
     parts = [f"#{job.seq} started", f"max_tokens {r.max_tokens}", f"temperature {r.sampling.temperature:g}"]
-    if n_prompt is not None:
-        parts.insert(1, f"prompt {n_prompt} tokens")
+    if job.n_prompt is not None:  # counted by the server as it admitted the request
+        parts.insert(1, f"prompt {job.n_prompt} tokens")
     if waited >= 0.05:
         parts.append(f"queued {waited:.1f} s")
     return ", ".join(parts)
@@ -31,8 +30,8 @@ def done_line(job: Job, done: DoneEvent) -> str:
     took = time.monotonic() - job.started_at
     line = (f"#{job.seq} {done.finish_reason}: {st.completion_tokens} tokens in {took:.1f} s, "
             f"prompt {st.prompt_tokens} tokens ({st.reused_tokens} reused)")
-    if st.completion_tokens and st.decode_s > 0:
-        line += f", decode {st.completion_tokens / st.decode_s:.1f} tok/s, τ {st.tau:.2f}"
+    if st.decode_tok_s > 0:
+        line += f", decode {st.decode_tok_s:.1f} tok/s, τ {st.tau:.2f}"
     if done.error:
         line += f"; {done.error}"
     return line
