@@ -150,4 +150,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout34": _heldout(34),  # written at the start of the thirty-fifth round, before its first run
     "heldout35": _heldout(35),  # written at the start of the thirty-sixth round, before its first run
     "heldout36": _heldout(36),  # written at the start of the thirty-seventh round, before its first run
+    "heldout37": _heldout(37),  # written at the start of the thirty-eighth round, before its first run
 }
