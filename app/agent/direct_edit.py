@@ -17,10 +17,20 @@ from pathlib import Path
 from app.agent.editformat import WHOLE, choose_format, elided, merge_partial
 from app.agent.example_run import ExampleReport, run_examples
 from app.agent.examples import ExampleResult, changed_functions, find_examples
+from app.agent.loopwatch import LoopWatch
 from app.agent.pyimports import add_missing_imports
 from app.agent.searchreplace import EditBlock, parse_edit_blocks
 from app.wire import wire_for
-from engine.types import CancelToken, DoneEvent, Engine, GenerateRequest, GenStats, SamplingParams, TokenEvent
+from engine.types import (
+    CancelToken,
+    DoneEvent,
+    Engine,
+    GenerateRequest,
+    GenStats,
+    LinkedCancel,
+    SamplingParams,
+    TokenEvent,
+)
 from tools.atomic import atomic_write
 from tools.diffs import make_diff
 from tools.matching import apply_edit
@@ -339,12 +349,18 @@ def _plan_once(
         req = GenerateRequest(prompt, max_tokens=room, sampling=sampling or SamplingParams(temperature=0.0),
                               stop=wire_for(engine.info).stop)
         done: DoneEvent | None = None
-        for ev in engine.stream(req, cancel):
-            if isinstance(ev, TokenEvent) and on_text is not None:
-                on_text(ev.text)
+        watch, stop = LoopWatch(allow=prompt), LinkedCancel(cancel)
+        for ev in engine.stream(req, stop):
+            if isinstance(ev, TokenEvent):
+                if on_text is not None:
+                    on_text(ev.text)
+                if watch.feed(ev.text):
+                    stop.cancel()
             elif isinstance(ev, DoneEvent):
                 done = ev
         gens += 1
+        if done is not None and watch.period and not (cancel is not None and cancel.cancelled):
+            done = replace(done, text=watch.kept(done.text), finish_reason="stop")
         if done is None or done.finish_reason in ("error", "cancelled"):
             failures = [f"generation {done.finish_reason if done else 'failed'}: {done.error if done else ''}".strip()]
             break
@@ -357,6 +373,8 @@ def _plan_once(
         failures += _unparsable(files, before)
         if not blocks and not errors:
             failures = ["the reply has no file in a fenced block" if fmt == WHOLE else "the reply has no SEARCH/REPLACE block"]
+        if failures and watch.period:
+            failures.append("the reply repeated the same text over and over and was stopped; write each part once")
         if not failures:
             break
         fix = WHOLE_FIX_PROMPT if fmt == WHOLE and all(b.whole_file for b in blocks) else FIX_PROMPT

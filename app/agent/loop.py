@@ -28,6 +28,7 @@ from app.agent.finish import (
 )
 from app.agent.instructions import load_instructions
 from app.agent.judging import JudgeMixin
+from app.agent.loopwatch import LoopWatch
 from app.agent.mentions import attach_files
 from app.agent.prompts import FORMAT_FEEDBACK, system_prompt
 from app.agent.repair import RepairMixin
@@ -59,6 +60,7 @@ from engine.types import (
     DoneEvent,
     Engine,
     GenerateRequest,
+    LinkedCancel,
     SamplingParams,
     StatsEvent,
     TokenEvent,
@@ -256,9 +258,12 @@ class Agent(RepairMixin, JudgeMixin, AnswerMixin):
             sampling = fresh_sampling(self.config.temperature, self.config.top_p, self._facts.same_answers)
         request = GenerateRequest(prompt, max_tokens=room, sampling=sampling, stop=self.wire.stop, spec=self.config.spec)
         done: DoneEvent | None = None
-        for ev in self.engine.stream(request, self._cancel):  # read to the end: never abandon a stream
+        watch, stop = LoopWatch(allow=prompt), LinkedCancel(self._cancel)
+        for ev in self.engine.stream(request, stop):  # read to the end: never abandon a stream
             if isinstance(ev, TokenEvent):
                 self._emit(AssistantDelta(ev.text))
+                if watch.feed(ev.text):
+                    stop.cancel()
             elif isinstance(ev, StatsEvent):
                 self._emit(EngineStatsEvent(ev.stats, False, used, self.context_limit))
             elif isinstance(ev, DoneEvent):
@@ -266,6 +271,10 @@ class Agent(RepairMixin, JudgeMixin, AnswerMixin):
                 self._emit(EngineStatsEvent(ev.stats, True, used + ev.stats.completion_tokens, self.context_limit))
         if done is None:
             raise EngineFailed("the engine stream ended without a result")
+        if watch.period and not self._cancel.cancelled:
+            self._emit(Notice(f"stopped the reply: it wrote the same {watch.period} characters "
+                              f"{watch.repeats} times in a row (kept the first)"))
+            return watch.kept(done.text), "loop"
         if done.finish_reason == "cancelled" or self._cancel.cancelled:
             if done.text.strip():
                 self._add({"role": "assistant", "content": done.text + "\n[interrupted by the user]"})
@@ -311,6 +320,8 @@ class Agent(RepairMixin, JudgeMixin, AnswerMixin):
         error = parsed.errors[-1]
         if finish == "length":
             error += " (the reply was cut off by the token limit; make smaller calls)"
+        elif finish == "loop":
+            error += " (the reply repeated the same text over and over and was stopped; write each part once)"
         self._add({"role": "assistant", "content": reply.strip()})
         self._emit(Notice(f"malformed tool call ({self._failures}/{MAX_FORMAT_FAILURES}): {error}"))
         if self._failures >= MAX_FORMAT_FAILURES:
