@@ -17,9 +17,9 @@ from pathlib import Path
 from app.agent.editformat import WHOLE, choose_format, elided, merge_partial
 from app.agent.example_run import ExampleReport, run_examples
 from app.agent.examples import ExampleResult, changed_functions, find_examples
-from app.agent.loopwatch import LoopWatch
 from app.agent.pyimports import add_missing_imports
 from app.agent.searchreplace import EditBlock, parse_edit_blocks
+from app.loopwatch import LoopWatch
 from app.wire import wire_for
 from engine.types import (
     CancelToken,

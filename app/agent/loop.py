@@ -28,7 +28,6 @@ from app.agent.finish import (
 )
 from app.agent.instructions import load_instructions
 from app.agent.judging import JudgeMixin
-from app.agent.loopwatch import LoopWatch
 from app.agent.mentions import attach_files
 from app.agent.prompts import FORMAT_FEEDBACK, system_prompt
 from app.agent.repair import RepairMixin
@@ -53,6 +52,7 @@ from app.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
+from app.loopwatch import LoopWatch
 from app.session import Session
 from app.wire import wire_for
 from engine.types import (
@@ -272,8 +272,7 @@ class Agent(RepairMixin, JudgeMixin, AnswerMixin):
         if done is None:
             raise EngineFailed("the engine stream ended without a result")
         if watch.period and not self._cancel.cancelled:
-            self._emit(Notice(f"stopped the reply: it wrote the same {watch.period} characters "
-                              f"{watch.repeats} times in a row (kept the first)"))
+            self._emit(Notice(watch.describe()))
             return watch.kept(done.text), "loop"
         if done.finish_reason == "cancelled" or self._cancel.cancelled:
             if done.text.strip():

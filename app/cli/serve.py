@@ -37,6 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-tokens", dest="serve_max_tokens", type=_positive, metavar="N",
                    help="tokens a request that sets no max_tokens may generate (default: the rest of the context, as "
                    "OpenAI's API; a model caught in a loop then writes until the context is full)")
+    p.add_argument("--keep-loops", dest="keep_loops", action="store_true",
+                   help="let a reply caught in a loop run on (default: one that writes the same block of 100+ "
+                   "characters three times back to back is stopped there and ends with its first copy)")
     p.add_argument("--quiet", action="store_true",
                    help="log no requests (default: a line on stderr as each request starts and as it ends)")
     add_model_flags(p)
@@ -121,7 +124,7 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         name = args.model_name or default_model_id(engine.info)
         app = create_app(engine, api_key=key, model_name=name, strict_model=args.strict_model,
                          default_max_tokens=args.serve_max_tokens,
-                         request_log=None if args.quiet else _log_line,
+                         request_log=None if args.quiet else _log_line, loop_stop=not args.keep_loops,
                          defaults=SamplingParams(temperature=cfg.temperature, top_p=cfg.top_p),
                          allowed_hosts=LOOPBACK_NAMES if _is_loopback(host) else None)
         ann = claim.update(status="ready", model=engine.info.path, model_name=name)

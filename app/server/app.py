@@ -86,6 +86,7 @@ def create_app(
     strict_model: bool = False,
     default_max_tokens: int | None = None,
     request_log: Callable[[str], None] | None = None,
+    loop_stop: bool = True,
 ) -> Starlette:
     """Build the server app around one engine (the caller keeps ownership of the engine).
 
@@ -98,7 +99,8 @@ def create_app(
     ``strict_model`` answers 404 for a name that is not one of its aliases instead.
     A body not received within ``body_timeout_s`` gets 408. A request that sets no max_tokens
     generates up to ``default_max_tokens`` (None: the rest of the context). ``request_log`` gets a
-    line as the engine takes each request and one as it ends (``app.server.requestlog``).
+    line as the engine takes each request and one as it ends (``app.server.requestlog``). ``loop_stop``:
+    a reply caught in a loop (``app.loopwatch``) stops at once, kept up to its first copy.
 
     ``tau_extensions=False`` leaves out ``/tau/v1/*`` and the ``tau_*`` fields' consumers
     can detect, so the server looks like any OpenAI-compatible endpoint (used in tests).
@@ -106,7 +108,7 @@ def create_app(
     ctx = ServerContext(engine, api_key=api_key, model_name=model_name or default_model_id(engine.info),
                         max_body=max_body_bytes, defaults=defaults or SamplingParams(), keepalive_s=keepalive_s,
                         body_timeout_s=body_timeout_s, strict_model=strict_model, allowed_hosts=allowed_hosts,
-                        default_max_tokens=default_max_tokens, request_log=request_log)
+                        default_max_tokens=default_max_tokens, request_log=request_log, loop_stop=loop_stop)
 
     def route(path: str, name: str, fn: Handler, method: str, auth: bool = True) -> Route:
         return Route(path, _endpoint(ctx, name, fn, auth), methods=[method])

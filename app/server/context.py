@@ -62,7 +62,8 @@ class ServerContext:
     def __init__(self, engine: Engine, *, api_key: str | None, model_name: str, max_body: int,
                  defaults: SamplingParams, keepalive_s: float, body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S,
                  strict_model: bool = False, allowed_hosts: Collection[str] | None = None,
-                 default_max_tokens: int | None = None, request_log: Callable[[str], None] | None = None) -> None:
+                 default_max_tokens: int | None = None, request_log: Callable[[str], None] | None = None,
+                 loop_stop: bool = True) -> None:
         self.engine = engine
         self.request_log = request_log
         self.api_key = api_key or None
@@ -76,7 +77,7 @@ class ServerContext:
         self.keepalive_s = keepalive_s
         self.allowed_hosts = {h.lower().strip("[]") for h in allowed_hosts} if allowed_hosts is not None else None
         self.metrics = Metrics(model=model_name, backend=engine.info.backend, n_ctx=engine.info.n_ctx)
-        self.worker = EngineWorker(engine, on_done=self._on_done, on_start=self._on_start)
+        self.worker = EngineWorker(engine, on_done=self._on_done, on_start=self._on_start, loop_stop=loop_stop)
 
     def _on_start(self, job: Job) -> None:
         if self.request_log is not None:

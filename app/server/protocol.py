@@ -12,7 +12,7 @@ from typing import Any
 from engine.types import SPEC_MODES, GenerateRequest, GenStats, SamplingParams
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
-FINISH = {"stop": "stop", "length": "length", "cancelled": "stop", "error": "stop"}
+FINISH = {"stop": "stop", "length": "length", "cancelled": "stop", "error": "stop", "loop": "stop"}
 MAX_DEPTH = 64  # JSON nesting a request may have; OpenAI bodies need a handful of levels
 MAX_SEED = 2**63 - 1
 MAX_TOP_K = 1 << 20

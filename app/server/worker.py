@@ -14,8 +14,10 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
-from engine.types import CancelToken, DoneEvent, Engine, EngineEvent, GenerateRequest, GenStats
+from app.loopwatch import LoopWatch
+from engine.types import CancelToken, DoneEvent, Engine, EngineEvent, GenerateRequest, GenStats, TokenEvent
 
 log = logging.getLogger("tau.server")
 
@@ -45,8 +47,9 @@ class EngineWorker:
     worker thread, as the engine takes the job and when it ends (``on_done`` also for a dropped job)."""
 
     def __init__(self, engine: Engine, on_done: Callable[[Job, DoneEvent], None] | None = None,
-                 on_start: Callable[[Job], None] | None = None) -> None:
+                 on_start: Callable[[Job], None] | None = None, loop_stop: bool = False) -> None:
         self.engine = engine
+        self.loop_stop = loop_stop  # stop a reply caught in a loop (app.loopwatch): finish "loop"
         self.on_done = on_done
         self.on_start = on_start
         self._q: queue.Queue[Job | None] = queue.Queue()
@@ -99,10 +102,20 @@ class EngineWorker:
             del self.served[:-1000]
             self._call(self.on_start, job)
             done = None
+            prompt = job.request.prompt
+            watch = LoopWatch(allow=prompt if isinstance(prompt, str) else "") if self.loop_stop else None
+            pieces: list[tuple[str, int]] = []  # each streamed piece's text and token count, for the cut
             try:
                 for ev in self.engine.stream(job.request, job.cancel):
                     if isinstance(ev, DoneEvent):
-                        done = ev
+                        done = ev if watch is None or not watch.period else _cut(ev, watch, pieces)
+                        ev = done
+                    elif isinstance(ev, TokenEvent) and watch is not None and isinstance(ev.text, str):
+                        if watch.period:
+                            continue  # what the engine wrote after the loop was seen goes nowhere
+                        pieces.append((ev.text, len(ev.token_ids)))
+                        if watch.feed(ev.text):
+                            job.cancel.cancel()
                     job.push(ev)
                     if done is not None:
                         break
@@ -128,3 +141,15 @@ class EngineWorker:
                 hook(*args)
             except Exception:  # pragma: no cover - metrics and logs must never break serving
                 log.exception("worker hook failed")
+
+
+def _cut(done: DoneEvent, watch: LoopWatch, pieces: list[tuple[str, int]]) -> DoneEvent:
+    """The reply up to the end of the loop's first copy (finish "loop"); its ids to the last whole piece."""
+    text = watch.kept(watch.text)
+    n_ids, at = 0, 0
+    for piece, n in pieces:
+        if at + len(piece) > len(text):
+            break
+        at += len(piece)
+        n_ids += n
+    return replace(done, text=text, token_ids=done.token_ids[:n_ids], finish_reason="loop")

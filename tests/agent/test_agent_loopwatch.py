@@ -1,11 +1,13 @@
 """A reply caught in a loop (the same block written again and again) is stopped at its third copy, keeps the
 first, and the model is told why; repeated short lines and a block written twice are left alone."""
 
+from pathlib import Path
+
 from agent_helpers import call, make_agent
 
 from app.agent.direct_edit import plan_edit
-from app.agent.loopwatch import MIN_PERIOD, LoopWatch, loop_period
 from app.events import EngineStatsEvent, Notice, ToolResultEvent
+from app.loopwatch import LONG_SPAN, MIN_PERIOD, LoopWatch, loop_period
 from engine.scripted import CHARS_PER_TOKEN, ScriptedEngine
 
 FUNC = (
@@ -91,3 +93,34 @@ def test_tau_edit_stops_a_looping_rewrite_and_resends_with_the_reason(tmp_path):
     # the cut reply (its fence never closed) is sent back once, holding one copy, with the reason
     assert outcome.generations == 2 and engine.prompts[1].count("ordered = sorted(values)") == 1
     assert "repeated the same text over and over" in engine.prompts[1]
+
+
+def _fed(text: str, allow: str = "") -> LoopWatch:
+    watch = LoopWatch(allow=allow)
+    for i in range(0, len(text), 5):
+        if watch.feed(text[i:i + 5]):
+            break
+    return watch
+
+
+def test_a_counting_loop_is_stopped_after_a_long_run_and_kept_whole():
+    counting = "def f(n):\n" + "".join(f"    if n == {i}:\n        return {i * i}\n" for i in range(2, 400))
+    watch = _fed(counting)
+    assert watch.counter and watch.period == len("    if n == 0:\n        return 0\n")
+    # stopped as soon as the run, numbers masked, filled the span (its numbers make the text a little longer)
+    assert LONG_SPAN <= len(watch.text) < LONG_SPAN + 800
+    assert watch.kept(counting) == watch.text and "stopped the reply: it repeated one" in watch.describe()
+    # a hand-written table of cases is far shorter than the span
+    short = "def f(n):\n" + "".join(f"    if n == {i}:\n        return {i * i}\n" for i in range(2, 40))
+    assert _fed(short).period == 0
+    # numbers in the prompt's own long table are copied, not a loop
+    table = "".join(f"{i}, score {i * 7 % 13}, total {i * i}\n" for i in range(600))
+    assert _fed(table).counter and _fed(table, allow="rewrite data.csv:\n" + table).period == 0
+
+
+def test_real_code_is_no_loop():
+    bench = Path(__file__).resolve().parents[2] / "engine" / "lab" / "benchdata"
+    for name in ("vending.py.txt", "seatmap.ts.txt", "bitset.go.txt", "ringbuf.c.txt"):
+        text = (bench / name).read_text()
+        # a file written twice is a reply quoting its code: the counter rule needs many copies of a block
+        assert len(text) > 2000 and _fed(text).period == 0 and _fed(text * 2).period == 0, name
