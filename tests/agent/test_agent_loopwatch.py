@@ -1,5 +1,6 @@
 """A reply caught in a loop (the same block written again and again) is stopped at its third copy, keeps the
-first, and the model is told why; repeated short lines and a block written twice are left alone."""
+first, and the model is told why; a counting loop is stopped after a long run; repeated short lines, a block
+written twice, real code and repetition the prompt holds are left alone."""
 
 from pathlib import Path
 
@@ -7,7 +8,7 @@ from agent_helpers import call, make_agent
 
 from app.agent.direct_edit import plan_edit
 from app.events import EngineStatsEvent, Notice, ToolResultEvent
-from app.loopwatch import LONG_SPAN, MIN_PERIOD, LoopWatch, loop_period
+from app.loopwatch import COUNTER_EVERY, LONG_SPAN, MIN_PERIOD, LoopWatch, counter_period, loop_period
 from engine.scripted import CHARS_PER_TOKEN, ScriptedEngine
 
 FUNC = (
@@ -108,8 +109,9 @@ def test_a_counting_loop_is_stopped_after_a_long_run_and_kept_whole():
     watch = _fed(counting)
     assert watch.counter and watch.period == len("    if n == 0:\n        return 0\n")
     # stopped as soon as the run, numbers masked, filled the span (its numbers make the text a little longer)
-    assert LONG_SPAN <= len(watch.text) < LONG_SPAN + 800
+    assert LONG_SPAN <= len(watch.text) < LONG_SPAN + 800 + COUNTER_EVERY
     assert watch.kept(counting) == watch.text and "stopped the reply: it repeated one" in watch.describe()
+    assert counter_period(counting) == watch.period and counter_period(counting[:LONG_SPAN // 2]) == 0
     # a hand-written table of cases is far shorter than the span
     short = "def f(n):\n" + "".join(f"    if n == {i}:\n        return {i * i}\n" for i in range(2, 40))
     assert _fed(short).period == 0
