@@ -58,7 +58,9 @@ SETS = {"mbpp1": (11, 12, 14, 16, 17, 18, 19, 20, 56, 57, 58, 59, 61, 62, 63, 64
         # mbpp16: the next twenty of the train split in the file, fixed before any ran, session 42
         "mbpp16": (626, 627, 628, 629, 630, 631, 632, 633, 635, 637, 638, 639, 640, 641, 643, 644, 720, 721, 722, 723),
         # mbpp17: the next twenty of the train split in the file, fixed before any ran, session 43 (a Zen 5 machine)
-        "mbpp17": (724, 725, 726, 728, 730, 731, 732, 733, 734, 735, 736, 737, 738, 739, 740, 741, 742, 743, 744, 745)}
+        "mbpp17": (724, 725, 726, 728, 730, 731, 732, 733, 734, 735, 736, 737, 738, 739, 740, 741, 742, 743, 744, 745),
+        # mbpp18: the next twenty of the train split in the file, fixed before any ran, session 43
+        "mbpp18": (746, 747, 748, 749, 750, 751, 752, 753, 754, 755, 756, 757, 759, 760, 762, 763, 764, 765, 766, 767)}
 _CHECK_CALL = re.compile(r"\ndef test_check\(\):\n    check\((\w+)\)")
 
 
