@@ -74,8 +74,6 @@ class LoopWatch:
     """Fed the reply's text as it streams; ``period`` is set once the reply loops."""
 
     allow: str = ""  # the prompt: a block it already repeats (a table, generated code) is copied, not a loop
-    min_period: int = MIN_PERIOD
-    repeats: int = REPEATS
     period: int = 0
     counter: bool = False  # the loop was a counting one (numbers masked): nothing is cut
     _parts: list[str] = field(default_factory=list, repr=False)
@@ -107,7 +105,7 @@ class LoopWatch:
 
     def _check(self) -> None:
         tail = self._tail
-        period = loop_period(tail, self.min_period, self.repeats)
+        period = loop_period(tail)
         if period and (tail[-period:] * 2)[: period + KEY] not in self.allow:
             self.period = period
             return
@@ -127,20 +125,32 @@ class LoopWatch:
         if self.counter:
             return (f"stopped the reply: it repeated one {self.period}-character pattern, only its numbers "
                     f"changing, for {LONG_SPAN} characters (kept what it wrote)")
-        return (f"stopped the reply: it wrote the same {self.period} characters {self.repeats} times in a row "
+        return (f"stopped the reply: it wrote the same {self.period} characters {REPEATS} times in a row "
                 "(kept the first)")
 
     def kept(self, text: str) -> str:
         """``text`` (the reply as the engine returned it) up to the end of the loop's first copy."""
         if not self.period:
             return text
-        seen = self.text
+        looped = self.text[: self._kept_chars()]
+        return looped if text.startswith(looped) else text
+
+    def kept_pieces(self) -> int:
+        """How many of the fed pieces lie wholly inside what ``kept`` keeps (a server cuts their token ids)."""
+        end, at = self._kept_chars(), 0
+        for n, piece in enumerate(self._parts):
+            if at + len(piece) > end:
+                return n
+            at += len(piece)
+        return len(self._parts)
+
+    def _kept_chars(self) -> int:
         if self.counter:
-            return seen if text.startswith(seen) else text
+            return self._size
         p = self.period
+        seen = self.text
         start = len(seen) - p
         floor = max(0, len(seen) - WINDOW)
         while start > floor and seen[start - 1] == seen[start - 1 + p]:  # back to where the repetition begins
             start -= 1
-        looped = seen[: start + p]
-        return looped if text.startswith(looped) else text
+        return start + p

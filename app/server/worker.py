@@ -104,16 +104,16 @@ class EngineWorker:
             done = None
             prompt = job.request.prompt
             watch = LoopWatch(allow=prompt if isinstance(prompt, str) else "") if self.loop_stop else None
-            pieces: list[tuple[str, int]] = []  # each streamed piece's text and token count, for the cut
+            counts: list[int] = []  # each piece fed to the watch: its token count, for the cut
             try:
                 for ev in self.engine.stream(job.request, job.cancel):
                     if isinstance(ev, DoneEvent):
-                        done = ev if watch is None or not watch.period else _cut(ev, watch, pieces)
+                        done = ev if watch is None or not watch.period else _cut(ev, watch, counts)
                         ev = done
                     elif isinstance(ev, TokenEvent) and watch is not None and isinstance(ev.text, str):
                         if watch.period:
                             continue  # what the engine wrote after the loop was seen goes nowhere
-                        pieces.append((ev.text, len(ev.token_ids)))
+                        counts.append(len(ev.token_ids))
                         if watch.feed(ev.text):
                             job.cancel.cancel()
                     job.push(ev)
@@ -143,13 +143,7 @@ class EngineWorker:
                 log.exception("worker hook failed")
 
 
-def _cut(done: DoneEvent, watch: LoopWatch, pieces: list[tuple[str, int]]) -> DoneEvent:
+def _cut(done: DoneEvent, watch: LoopWatch, counts: list[int]) -> DoneEvent:
     """The reply up to the end of the loop's first copy (finish "loop"); its ids to the last whole piece."""
-    text = watch.kept(watch.text)
-    n_ids, at = 0, 0
-    for piece, n in pieces:
-        if at + len(piece) > len(text):
-            break
-        at += len(piece)
-        n_ids += n
-    return replace(done, text=text, token_ids=done.token_ids[:n_ids], finish_reason="loop")
+    n_ids = sum(counts[: watch.kept_pieces()])
+    return replace(done, text=watch.kept(watch.text), token_ids=done.token_ids[:n_ids], finish_reason="loop")
