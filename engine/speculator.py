@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from engine.drafters.base import Draft, cut, until_stop
 from engine.drafters.model_drafter import common_prefix
 from engine.policy import (
+    ECHO,
     MAX_WINDOW,
     OPENING_BUCKET,
     REGIME_STRIDE,
@@ -56,8 +57,7 @@ CHAINED = frozenset({3, 4, RESYNC_BUCKET, OPENING_BUCKET})
 RECENT_TOKENS = 32
 COPYING_MIN = 8  # proposed tokens a reply needs before it counts as copying
 SPLIT = frozenset({1, 2, 3, 4, RESYNC_BUCKET})
-COLD = REGIME_STRIDE  # bucket offset of the not-copying counterparts
-ECHO = 2 * REGIME_STRIDE  # ...and of those continuing the reply's own earlier text (new code repeating itself)
+COLD = REGIME_STRIDE  # bucket offset of the not-copying counterparts (ECHO, from engine.policy: of the reply's own text)
 # A reply most of whose tokens so far were proposals copies whatever its last 32 did (a file
 # re-emitted with a function inserted: its resumed copy waited out 20 tokens on cold estimates)
 WHOLE_MIN = 64  # reply tokens before its whole share counts

@@ -403,3 +403,27 @@ def test_an_echo_run_counts_in_a_reply_that_copies_its_prompt_more_than_itself()
     new_code = fresh(20, 300)
     assert new_code.copying and not new_code.copies_prompt
     assert new_code.pick([1], spec, "greedy", 60, ran)[0] is None
+
+
+def test_new_code_repeating_a_block_of_its_own_opens_a_window_on_a_steep_cpu_curve() -> None:
+    from engine.speculator import ECHO
+
+    class Echo(_Copy):
+        def propose(self, history: Sequence[int], max_len: int) -> Draft:
+            return Draft(self.tokens[:max_len], self.name, confidence=20, echo=True)  # 20 tokens of its own text
+
+    # a 2-core Zen 5's curve (seconds by rows over one row): two rows cost two steps, so only a
+    # window that keeps about 0.9 a position pays, and on the bucket prior of a file's 16-31-token
+    # copies (0.85) a repeated block went by plain until its match reached 32 tokens
+    zen5 = CostCurve({1: 1.0, 2: 1.96, 4: 3.27, 8: 4.89, 16: 6.26, 32: 10.7, 64: 18.3})
+    sp = Speculator(zen5, {"ngram": DrafterSlot(Echo(tuple(range(100, 164))))}, Acceptance())
+    spec = SpecConfig(drafters=("ngram",))
+    sp.begin([1], spec, "greedy", 512)
+    sp.saw(0, 40)  # new code: nothing proposed so far
+    d, b = sp.pick([1], spec, "greedy", 63)
+    assert d is not None and b == ECHO + 4 and len(d.tokens) >= 8
+    # a file's copy matched as long, in a reply that is not copying, still waits for evidence
+    sp2 = Speculator(zen5, {"ngram": DrafterSlot(_Copy(tuple(range(100, 164))))}, Acceptance())
+    sp2.begin([1], spec, "greedy", 512)
+    sp2.saw(0, 40)
+    assert sp2.pick([1], spec, "greedy", 63)[0] is None

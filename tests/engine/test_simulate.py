@@ -66,8 +66,11 @@ def test_empty_output_is_refused() -> None:
 def test_requests_served_in_a_row_carry_what_the_first_taught_the_policy() -> None:
     from engine.lab.simulate import Served, simulate_served
 
-    alone = [simulate(PROMPT, OUTPUT, CURVE, mode=m) for m in ("greedy", "greedy")]
-    served = simulate_served([Served(PROMPT, OUTPUT), Served(PROMPT, OUTPUT), Served(PROMPT, [])], CURVE)
+    # an edit: the reply copies a file from its prompt, with one line changed
+    prompt = [1, 2, 3, *range(100, 160), 4, 5]
+    output = [*range(100, 130), 7, 8, *range(132, 160), 9]
+    alone = [simulate(prompt, output, CURVE, mode=m) for m in ("greedy", "greedy")]
+    served = simulate_served([Served(prompt, output), Served(prompt, output), Served(prompt, [])], CURVE)
     assert len(served) == 2 and served[0] == alone[0]  # an empty output is skipped
     assert served[1] != alone[1] and served[1].speedup > alone[1].speedup  # the second starts knowing the copies pay
 
