@@ -60,7 +60,9 @@ SETS = {"mbpp1": (11, 12, 14, 16, 17, 18, 19, 20, 56, 57, 58, 59, 61, 62, 63, 64
         # mbpp17: the next twenty of the train split in the file, fixed before any ran, session 43 (a Zen 5 machine)
         "mbpp17": (724, 725, 726, 728, 730, 731, 732, 733, 734, 735, 736, 737, 738, 739, 740, 741, 742, 743, 744, 745),
         # mbpp18: the next twenty of the train split in the file, fixed before any ran, session 43
-        "mbpp18": (746, 747, 748, 749, 750, 751, 752, 753, 754, 755, 756, 757, 759, 760, 762, 763, 764, 765, 766, 767)}
+        "mbpp18": (746, 747, 748, 749, 750, 751, 752, 753, 754, 755, 756, 757, 759, 760, 762, 763, 764, 765, 766, 767),
+        # mbpp19: the next twenty of the train split in the file, fixed before any ran, session 44
+        "mbpp19": (769, 770, 771, 772, 773, 775, 776, 777, 778, 780, 781, 782, 783, 784, 785, 786, 787, 788, 790, 791)}
 _CHECK_CALL = re.compile(r"\ndef test_check\(\):\n    check\((\w+)\)")
 
 
