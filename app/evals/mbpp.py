@@ -62,7 +62,9 @@ SETS = {"mbpp1": (11, 12, 14, 16, 17, 18, 19, 20, 56, 57, 58, 59, 61, 62, 63, 64
         # mbpp18: the next twenty of the train split in the file, fixed before any ran, session 43
         "mbpp18": (746, 747, 748, 749, 750, 751, 752, 753, 754, 755, 756, 757, 759, 760, 762, 763, 764, 765, 766, 767),
         # mbpp19: the next twenty of the train split in the file, fixed before any ran, session 44
-        "mbpp19": (769, 770, 771, 772, 773, 775, 776, 777, 778, 780, 781, 782, 783, 784, 785, 786, 787, 788, 790, 791)}
+        "mbpp19": (769, 770, 771, 772, 773, 775, 776, 777, 778, 780, 781, 782, 783, 784, 785, 786, 787, 788, 790, 791),
+        # mbpp20: the last seventeen of the train split in the file (it ends at 809), fixed before any ran, session 44
+        "mbpp20": (792, 793, 794, 796, 797, 798, 799, 800, 801, 802, 803, 804, 805, 806, 807, 808, 809)}
 _CHECK_CALL = re.compile(r"\ndef test_check\(\):\n    check\((\w+)\)")
 
 
