@@ -11,6 +11,8 @@
 #                                         wait for the build, join and check the models, run real_bench
 #   lease.sh shapes [ARGS]                pass cost by rows, CUDA graphs on and off (engine.lab.gpu.pass_shapes)
 #   lease.sh trace SUITE OUT.json [CONFIGS] [MODES]   where each pass's time goes (engine.lab.gpu.pass_trace)
+#   lease.sh why OUT_DIR [ARGS]           which node stops a CUDA graph's replay, steps and passes in a row
+#                                         (engine.lab.gpu.graph_why; graphwhy.patch prints with GGML_CUDA_GRAPH_WHY)
 set -uo pipefail
 L=/tmp/lease
 REPO=$PWD
@@ -19,6 +21,7 @@ setup)
   mkdir -p $L/m && tar xzf "$2" -C $L && pip install -q --no-index --no-deps --target $L/site "$3"/*.whl || exit 1
   cd $L/llama_cpp_python-0.3.36/vendor/llama.cpp || exit 1
   patch -p1 < $REPO/engine/lab/gpu/graphkey.patch || exit 1  # inert unless GGML_CUDA_GRAPH_KEY_BY_ROWS is set
+  patch -p1 < $REPO/engine/lab/gpu/graphwhy.patch || exit 1  # prints only when GGML_CUDA_GRAPH_WHY is set
   setsid nohup bash -c "cmake -B build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DLLAMA_USE_PREBUILT_UI=OFF \
     -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release && cmake --build build -j16 --target llama-server; echo rc=\$? > $L/build.rc" \
     > $L/build.log 2>&1 < /dev/null &
@@ -32,6 +35,15 @@ shapes)
   export LLAMA_CPP_LIB_PATH=$L/llama_cpp_python-0.3.36/vendor/llama.cpp/build/bin PYTHONPATH=$L/llama_cpp_python-0.3.36:$L/site:$REPO
   shift; echo graphs; python3 -m engine.lab.gpu.pass_shapes $L/t.gguf "$@" 2>/dev/null
   echo no-graphs; GGML_CUDA_DISABLE_GRAPHS=1 python3 -m engine.lab.gpu.pass_shapes $L/t.gguf "$@" 2>/dev/null ;;
+why)
+  while [ ! -f $L/build.rc ]; do sleep 2; done
+  grep -q rc=0 $L/build.rc || { tail -40 $L/build.log; exit 1; }
+  [ -f $L/t.gguf ] || cat $L/m/t.* > $L/t.gguf
+  export LLAMA_CPP_LIB_PATH=$L/llama_cpp_python-0.3.36/vendor/llama.cpp/build/bin PYTHONPATH=$L/llama_cpp_python-0.3.36:$L/site:$REPO
+  O=$2; shift 2; mkdir -p $O
+  GGML_CUDA_GRAPH_WHY=1 GGML_CUDA_GRAPH_KEY_BY_ROWS=1 python3 -m engine.lab.gpu.graph_why $L/t.gguf "$@" 2> $O/why-bykey.err > $O/why-bykey.json
+  echo "by key: $(cat $O/why-bykey.json)"; grep -c graphwhy $O/why-bykey.err
+  grep -E '^(event|graph)' $O/why-bykey.err | tail -60 ;;
 trace)
   while [ ! -f $L/build.rc ]; do sleep 2; done
   grep -q rc=0 $L/build.rc || { tail -40 $L/build.log; exit 1; }
