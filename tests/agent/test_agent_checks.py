@@ -5,7 +5,7 @@ import json
 
 from agent_helpers import call, make_agent
 
-from app.agent.checks import CheckState, find_check, named_check, workspace_check
+from app.agent.checks import Check, CheckState, find_check, named_check, workspace_check
 from app.cli.main import main
 from app.events import Notice, ToolCallEvent, ToolResultEvent
 from engine.scripted import ScriptedEngine
@@ -33,6 +33,15 @@ def test_the_check_comes_from_the_flag_the_task_agents_md_or_the_workspace(tmp_p
     assert workspace_check(tmp_path, ["go.mod"]) == "go test ./..." and workspace_check(tmp_path, ["Cargo.toml"]) == "cargo test"
     found = find_check(tmp_path, "fix it", "", ["a.py", "test_a.py"])
     assert found.source == "workspace" and not found.explicit
+
+
+def test_a_makefile_with_a_test_or_check_rule_is_the_workspace_check(tmp_path):
+    (tmp_path / "Makefile").write_text("CXX := g++\ntest := unused\n\nall: app\n\tg++ -o app main.cpp\n")
+    assert workspace_check(tmp_path, ["Makefile", "main.cpp"]) is None  # a variable named test is not a rule
+    (tmp_path / "Makefile").write_text("all: app\n\ncheck: app\n\t./app --self-test\n")
+    assert workspace_check(tmp_path, ["Makefile", "main.cpp"]) == "make check"
+    (tmp_path / "Makefile").write_text("test: t\n\t./t\n")
+    assert find_check(tmp_path, "fix it", "", ["Makefile", "main.cpp"]) == Check("make test", "workspace")
 
 
 def test_check_state_follows_edits_and_runs(tmp_path):
