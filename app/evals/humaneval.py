@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
 
 from app.evals import cpp, mbpp, systems
@@ -123,15 +124,15 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown system(s) {', '.join(unknown)}; choose from {', '.join(systems.SYSTEMS)}")
     if "aider" in order and not Path(args.aider).exists():
         ap.error(f"no aider at {args.aider} (install aider-chat in its own virtualenv, or pass --aider)")
-    problems: dict[int, EvalProblem]
+    problems: Mapping[int, EvalProblem]
     if args.source == "mbpp":
-        problems = {n: q for n, q in mbpp.load_problems().items()}
+        problems = mbpp.load_problems()
         numbers = parse_selection(args.problems, mbpp.SETS)
     elif args.source == "humaneval-cpp":
-        problems = {n: q for n, q in cpp.load_problems().items()}
+        problems = cpp.load_problems()
         numbers = parse_selection(args.problems, cpp.SETS)
     else:
-        problems = {n: q for n, q in load_problems().items()}
+        problems = load_problems()
         numbers = parse_selection(args.problems)
     missing = [n for n in numbers if n not in problems]
     if missing or not numbers:

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+
+from app.agent.editformat import merge_definitions
 
 # disjoint problem sets, by HumanEval task number: tune the agent on one, report the other
 # heldout2: chosen after the edit rounds were written (heldout's 100-104 had been looked at while writing them)
@@ -28,6 +31,7 @@ SETS = {"tune": range(0, 20), "heldout": range(100, 120), "heldout2": range(120,
 TEST_FILE = "test_solution.py"
 SOLUTION = "solution.py"
 SCORE_TIMEOUT_S = 60
+_PY_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.S)
 
 
 class EvalProblem(Protocol):
@@ -37,13 +41,22 @@ class EvalProblem(Protocol):
     def task_id(self) -> str: ...
 
     @property
-    def prompt(self) -> str: ...
-
-    @property
     def entry_point(self) -> str: ...
 
     @property
     def lang(self) -> str: ...  # "python" | "cpp"
+
+    @property
+    def language(self) -> str: ...  # as a prompt names it: "Python", "C++"
+
+    @property
+    def fence(self) -> str: ...  # a code block's language tag
+
+    @property
+    def described_by(self) -> str: ...  # what in the stub describes the task
+
+    @property
+    def placeholder(self) -> str: ...  # the stub's body, quoted as the instruction quotes it
 
     @property
     def solution(self) -> str: ...  # the file to write
@@ -65,6 +78,8 @@ class EvalProblem(Protocol):
 
     def score_command(self) -> list[str]: ...
 
+    def solution_from_reply(self, reply: str) -> str: ...
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -74,6 +89,10 @@ class Problem:
     test: str
 
     lang = "python"
+    language = "Python"
+    fence = "python"
+    described_by = "docstring"
+    placeholder = "`raise NotImplementedError`"
     solution = SOLUTION
     tests_name = TEST_FILE
     check_text = "python -m pytest -q"
@@ -98,6 +117,13 @@ class Problem:
 
     def score_command(self) -> list[str]:
         return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", TEST_FILE]
+
+    def solution_from_reply(self, reply: str) -> str:
+        """solution.py from a reply: its block defining the function merged into the stub (the
+        block as it is when it does not merge)."""
+        blocks = _PY_BLOCK.findall(reply)
+        code = next((b for b in blocks if f"def {self.entry_point}" in b), blocks[0] if blocks else reply)
+        return merge_definitions(self.stub(), code) or code
 
 
 def data_file() -> Path:

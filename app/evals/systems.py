@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -23,13 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.agent.editformat import merge_definitions
-from app.evals import cpp
 from app.evals.problems import EvalProblem
 
 SYSTEMS = ("raw", "aider", "edit", "run", "run-hidden")
-_PY_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.S)
-RAW_SYSTEM = {"python": "You are an expert Python programmer.", "cpp": "You are an expert C++ programmer."}
 
 
 @dataclass(frozen=True)
@@ -47,11 +42,8 @@ class Run:
 
 
 def instruction(p: EvalProblem) -> str:
-    if p.lang == "cpp":
-        return (f"Implement the function {p.entry_point} in {p.solution} as its comment describes "
-                "(replace the `throw std::logic_error(\"not implemented\");` with a real implementation).")
-    return (f"Implement the function {p.entry_point} in {p.solution} as its docstring describes "
-            "(replace the `raise NotImplementedError` with a real implementation).")
+    return (f"Implement the function {p.entry_point} in {p.solution} as its {p.described_by} describes "
+            f"(replace the {p.placeholder} with a real implementation).")
 
 
 def run_task(p: EvalProblem) -> str:
@@ -147,17 +139,15 @@ def run_aider(p: EvalProblem, root: Path, server: Server, timeout: float, aider:
 
 
 def raw_prompt(p: EvalProblem) -> str:
-    if p.lang == "cpp":
-        return ("Complete this C++ function. Reply with the whole function (signature and body) in one "
-                f"```cpp block.\n\n```cpp\n{p.stub()}```")
-    return ("Complete this Python function. Reply with the whole function (signature and body) in one "
-            f"```python block.\n\n```python\n{p.stub()}```")
+    return (f"Complete this {p.language} function. Reply with the whole function (signature and body) in one "
+            f"```{p.fence} block.\n\n```{p.fence}\n{p.stub()}```")
 
 
 def run_raw(p: EvalProblem, root: Path, server: Server, timeout: float) -> Run:
     """One greedy chat completion; its code block (the function, or the whole file) becomes the solution."""
     body = json.dumps({"model": server.model, "temperature": 0, "max_tokens": 1024, "messages": [
-        {"role": "system", "content": RAW_SYSTEM[p.lang]}, {"role": "user", "content": raw_prompt(p)}]}).encode()
+        {"role": "system", "content": f"You are an expert {p.language} programmer."},
+        {"role": "user", "content": raw_prompt(p)}]}).encode()
     req = urllib.request.Request(server.base + "/chat/completions", body, {"Content-Type": "application/json"})
     t0 = time.perf_counter()
     try:
@@ -167,13 +157,7 @@ def run_raw(p: EvalProblem, root: Path, server: Server, timeout: float) -> Run:
         return Run(None, time.perf_counter() - t0, f"request failed: {e}")
     wall = time.perf_counter() - t0
     (root.parent / f"{root.name}.log").write_text(text, encoding="utf-8")
-    if p.lang == "cpp":
-        (root / p.solution).write_text(cpp.code_block(text, p), encoding="utf-8")
-        return Run(None, wall)
-    blocks = _PY_BLOCK.findall(text)
-    code = next((b for b in blocks if f"def {p.entry_point}" in b), blocks[0] if blocks else text)
-    stub = (root / p.solution).read_text(encoding="utf-8")
-    (root / p.solution).write_text(merge_definitions(stub, code) or code, encoding="utf-8")
+    (root / p.solution).write_text(p.solution_from_reply(text), encoding="utf-8")
     return Run(None, wall)
 
 

@@ -22,7 +22,8 @@ from engine import backend  # llama_cpp before numpy
 
 def run(path: str, n_ctx: int, cycles: int) -> dict:
     model = backend.Model(path)
-    ctx = backend.Context(model, n_ctx=n_ctx + 64 * (cycles + 2) * 8, n_batch=512)
+    kept = 4 + cycles * (5 + 2 + 4)  # tokens the run keeps: steps, and each cycle's pass and steps
+    ctx = backend.Context(model, n_ctx=n_ctx + kept + 64, n_batch=512)  # room for the widest pass at the end
     prompt = [(i * 7919) % 20000 + 100 for i in range(n_ctx)]
     ctx.decode(prompt, 0, all_logits=False)
     pos = len(prompt)

@@ -16,6 +16,15 @@
 set -uo pipefail
 L=/tmp/lease
 REPO=$PWD
+
+ready() {  # the build finished (else its log's tail), the target joined, the built library on the path
+  while [ ! -f $L/build.rc ]; do sleep 2; done
+  grep -q rc=0 $L/build.rc || { tail -40 $L/build.log; exit 1; }
+  [ -f $L/t.gguf ] || cat $L/m/t.* > $L/t.gguf
+  export LLAMA_CPP_LIB_PATH=$L/llama_cpp_python-0.3.36/vendor/llama.cpp/build/bin
+  export PYTHONPATH=$L/llama_cpp_python-0.3.36:$L/site:$REPO PYTHONUNBUFFERED=1
+}
+
 case "$1" in
 setup)
   mkdir -p $L/m && tar xzf "$2" -C $L && pip install -q --no-index --no-deps --target $L/site "$3"/*.whl || exit 1
@@ -29,36 +38,24 @@ setup)
 chunk)
   cp "$2" $L/m/ && ls $L/m | wc -l && tail -1 $L/build.log ;;
 shapes)
-  while [ ! -f $L/build.rc ]; do sleep 2; done
-  grep -q rc=0 $L/build.rc || { tail -40 $L/build.log; exit 1; }
-  [ -f $L/t.gguf ] || cat $L/m/t.* > $L/t.gguf
-  export LLAMA_CPP_LIB_PATH=$L/llama_cpp_python-0.3.36/vendor/llama.cpp/build/bin PYTHONPATH=$L/llama_cpp_python-0.3.36:$L/site:$REPO
+  ready
   shift; echo graphs; python3 -m engine.lab.gpu.pass_shapes $L/t.gguf "$@" 2>/dev/null
   echo no-graphs; GGML_CUDA_DISABLE_GRAPHS=1 python3 -m engine.lab.gpu.pass_shapes $L/t.gguf "$@" 2>/dev/null ;;
 why)
-  while [ ! -f $L/build.rc ]; do sleep 2; done
-  grep -q rc=0 $L/build.rc || { tail -40 $L/build.log; exit 1; }
-  [ -f $L/t.gguf ] || cat $L/m/t.* > $L/t.gguf
-  export LLAMA_CPP_LIB_PATH=$L/llama_cpp_python-0.3.36/vendor/llama.cpp/build/bin PYTHONPATH=$L/llama_cpp_python-0.3.36:$L/site:$REPO
+  ready
   O=$2; shift 2; mkdir -p $O
   GGML_CUDA_GRAPH_WHY=1 GGML_CUDA_GRAPH_KEY_BY_ROWS=1 python3 -m engine.lab.gpu.graph_why $L/t.gguf "$@" 2> $O/why-bykey.err > $O/why-bykey.json
   echo "by key: $(cat $O/why-bykey.json)"; grep -c graphwhy $O/why-bykey.err
   grep -E '^(event|graph)' $O/why-bykey.err | tail -60 ;;
 trace)
-  while [ ! -f $L/build.rc ]; do sleep 2; done
-  grep -q rc=0 $L/build.rc || { tail -40 $L/build.log; exit 1; }
-  [ -f $L/t.gguf ] || cat $L/m/t.* > $L/t.gguf
-  export LLAMA_CPP_LIB_PATH=$L/llama_cpp_python-0.3.36/vendor/llama.cpp/build/bin PYTHONPATH=$L/llama_cpp_python-0.3.36:$L/site:$REPO PYTHONUNBUFFERED=1
+  ready
   shift; python3 -m engine.lab.gpu.pass_trace $L/t.gguf "$@" 2>&1 | grep -v '^llama\|^load' ;;
 bench)
-  while [ ! -f $L/build.rc ]; do sleep 2; done
-  cat $L/build.rc; grep -q rc=0 $L/build.rc || { tail -40 $L/build.log; exit 1; }
-  B=$L/llama_cpp_python-0.3.36/vendor/llama.cpp/build/bin
-  for k in t d; do [ -f $L/$k.gguf ] || cat $L/m/$k.* > $L/$k.gguf; done
+  ready; cat $L/build.rc
+  [ -f $L/d.gguf ] || cat $L/m/d.* > $L/d.gguf
   sha256sum $L/t.gguf $L/d.gguf
-  export LLAMA_CPP_LIB_PATH=$B PYTHONPATH=$L/llama_cpp_python-0.3.36:$L/site:$REPO PYTHONUNBUFFERED=1
   D=$L/d.gguf; [ "${7:-}" = nodraft ] && D=none
-  P=(); [ "${6:-}" = peer ] && P=($B/llama-server)
+  P=(); [ "${6:-}" = peer ] && P=($LLAMA_CPP_LIB_PATH/llama-server)
   X=(); [ "${8:-}" = paired ] && X=(--paired)
   [ -n "${9:-}" ] && [ "$9" != - ] && X+=(--widths "$9")
   [ "${10:-}" = sync ] && X+=(--no-overlap)  # picks after each plain step, not beside it
