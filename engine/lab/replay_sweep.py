@@ -1,10 +1,11 @@
 """Every recording the project keeps, replayed under three machines' curves: one line per curve.
 
-    python -m engine.lab.replay_sweep [--json]
+    python -m engine.lab.replay_sweep [--json] [--edits]
 
 New code and edits (their geomean and worst speedup over plain) and the long runs (each run's
 speedup and its worst request), under this Zen 5's curve, the s24 AVX-512 EPYC's and the H200's
-(padded to 16/64 rows, plain steps overlapped). Run it at two commits to compare policies on the
+(padded to 16/64 rows, plain steps overlapped); ``--edits`` adds each edit's speedup and its
+ceiling (the fastest any window policy could take with the same proposals). Run it at two commits to compare policies on the
 same outputs without the machine's noise (engine/lab/MEASUREMENTS.md); each recording is replayed
 alone, since some share workload names.
 """
@@ -36,19 +37,22 @@ def recordings() -> list[Path]:
 def sweep() -> dict[str, dict]:
     out: dict[str, dict] = {}
     for name, (curve, pad, overlap) in CURVES.items():
-        rows = [w for f in recordings() for w in replay(f, curve, pad, overlap)["workloads"].values()]
-        new = [w["speedup"] for w in rows if w["kind"] == "new"]
-        edits = [w["speedup"] for w in rows if w["kind"] == "edit"]
+        rows = {f"{f.stem}/{k}": w for f in recordings() for k, w in replay(f, curve, pad, overlap)["workloads"].items()}
+        new = [w["speedup"] for w in rows.values() if w["kind"] == "new"]
+        edits = {k: w for k, w in rows.items() if w["kind"] == "edit"}
         runs = [w for f in LONG for w in replay(RESULTS / f, curve, pad, overlap)["workloads"].values()]
         out[name] = {"new_geomean": round(geometric_mean(new), 4), "new_worst": min(new),
-                     "edits_geomean": round(geometric_mean(edits), 4), "edits_worst": min(edits),
-                     "long": [w["speedup"] for w in runs], "long_worst_request": [min(w["requests"]) for w in runs]}
+                     "edits_geomean": round(geometric_mean([w["speedup"] for w in edits.values()]), 4),
+                     "edits_worst": min(w["speedup"] for w in edits.values()),
+                     "long": [w["speedup"] for w in runs], "long_worst_request": [min(w["requests"]) for w in runs],
+                     "edits": {k: [w["speedup"], w["ceiling"]] for k, w in edits.items()}}
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m engine.lab.replay_sweep", description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--edits", action="store_true", help="each edit's speedup and ceiling too")
     args = ap.parse_args(argv)
     res = sweep()
     if args.json:
@@ -57,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     for name, r in res.items():
         print(f"{name:7} new {r['new_geomean']:.4f} (worst {r['new_worst']:.3f})  edits {r['edits_geomean']:.4f} "
               f"(worst {r['edits_worst']:.3f})  long {r['long']} (worst request {r['long_worst_request']})")
+        if args.edits:
+            for k, (speedup, ceiling) in r["edits"].items():
+                print(f"    {k:72} {speedup:.3f}x (ceiling {ceiling:.3f}x)")
     return 0
 
 
