@@ -25,9 +25,9 @@ BUILD = f"g++ -std=c++17 -O1 -o test_solution {TEST_FILE}"
 MAKEFILE = (f"test: test_solution\n\t./test_solution\n\ntest_solution: {TEST_FILE} {SOLUTION}\n\t{BUILD}\n\n"
             ".PHONY: test\n")
 STUB_BODY = '    throw std::logic_error("not implemented");\n}\n'
-# disjoint sets by HumanEval task number, fixed before any C++ problem ran (session 45); the agent was
-# never tuned on C++, and these numbers were only measured in Python, never tuned on
-SETS = {"cpp1": tuple(range(100, 120)), "cpp2": tuple(range(80, 100))}
+# disjoint sets by HumanEval task number, fixed before any C++ problem of theirs ran (cpp1-2: session 45,
+# cpp3: session 46); the agent was never tuned on C++, and these numbers were only measured in Python
+SETS = {"cpp1": tuple(range(100, 120)), "cpp2": tuple(range(80, 100)), "cpp3": tuple(range(120, 140))}
 
 
 @dataclass(frozen=True)
