@@ -26,8 +26,9 @@ MAKEFILE = (f"test: test_solution\n\t./test_solution\n\ntest_solution: {TEST_FIL
             ".PHONY: test\n")
 STUB_BODY = '    throw std::logic_error("not implemented");\n}\n'
 # disjoint sets by HumanEval task number, fixed before any C++ problem of theirs ran (cpp1-2: session 45,
-# cpp3: session 46); the agent was never tuned on C++, and these numbers were only measured in Python
-SETS = {"cpp1": tuple(range(100, 120)), "cpp2": tuple(range(80, 100)), "cpp3": tuple(range(120, 140))}
+# cpp3 and cpp4: session 46); the agent was never tuned on C++, and these numbers were only measured in Python
+SETS = {"cpp1": tuple(range(100, 120)), "cpp2": tuple(range(80, 100)), "cpp3": tuple(range(120, 140)),
+        "cpp4": tuple(range(140, 160))}
 
 
 @dataclass(frozen=True)

