@@ -10,6 +10,7 @@ three functions are taken from the libraries it loaded.
 from __future__ import annotations
 
 import ctypes
+import functools
 from pathlib import Path
 
 import llama_cpp
@@ -58,16 +59,13 @@ def _load(folder: Path, name: str) -> ctypes.CDLL:
     raise OSError(f"no {name} library beside libllama in {folder}")
 
 
-_api: list[_Api | None] = []  # loaded once; [None] when this build lacks the functions
-
-
+@functools.cache
 def api() -> _Api | None:
-    if not _api:
-        try:
-            _api.append(_Api())
-        except (OSError, AttributeError):
-            _api.append(None)
-    return _api[0]
+    """The bound functions, once; None when this build lacks them."""
+    try:
+        return _Api()
+    except (OSError, AttributeError):
+        return None
 
 
 class Threadpool:

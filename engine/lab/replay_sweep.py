@@ -5,9 +5,9 @@
 New code and edits (their geomean and worst speedup over plain) and the long runs (each run's
 speedup and its worst request), under this Zen 5's curve, the s24 AVX-512 EPYC's and the H200's
 (padded to 16/64 rows, plain steps overlapped); ``--edits`` adds each edit's speedup and its
-ceiling (the fastest any window policy could take with the same proposals). Run it at two commits to compare policies on the
-same outputs without the machine's noise (engine/lab/MEASUREMENTS.md); each recording is replayed
-alone, since some share workload names.
+ceiling (the fastest any window policy could take with the same proposals). Run it at two commits
+to compare policies on the same outputs without the machine's noise (engine/lab/MEASUREMENTS.md);
+each recording is replayed alone, since some share workload names.
 """
 
 from __future__ import annotations
@@ -40,10 +40,10 @@ def sweep() -> dict[str, dict]:
         rows = {f"{f.stem}/{k}": w for f in recordings() for k, w in replay(f, curve, pad, overlap)["workloads"].items()}
         new = [w["speedup"] for w in rows.values() if w["kind"] == "new"]
         edits = {k: w for k, w in rows.items() if w["kind"] == "edit"}
+        edit_speedups = [w["speedup"] for w in edits.values()]
         runs = [w for f in LONG for w in replay(RESULTS / f, curve, pad, overlap)["workloads"].values()]
         out[name] = {"new_geomean": round(geometric_mean(new), 4), "new_worst": min(new),
-                     "edits_geomean": round(geometric_mean([w["speedup"] for w in edits.values()]), 4),
-                     "edits_worst": min(w["speedup"] for w in edits.values()),
+                     "edits_geomean": round(geometric_mean(edit_speedups), 4), "edits_worst": min(edit_speedups),
                      "long": [w["speedup"] for w in runs], "long_worst_request": [min(w["requests"]) for w in runs],
                      "edits": {k: [w["speedup"], w["ceiling"]] for k, w in edits.items()}}
     return out
