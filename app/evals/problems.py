@@ -44,7 +44,7 @@ class EvalProblem(Protocol):
     def entry_point(self) -> str: ...
 
     @property
-    def lang(self) -> str: ...  # "python" | "cpp"
+    def lang(self) -> str: ...  # "python" | "cpp" | "java"
 
     @property
     def language(self) -> str: ...  # as a prompt names it: "Python", "C++"
