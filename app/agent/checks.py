@@ -47,8 +47,8 @@ def _python() -> str:
 
 
 def workspace_check(root: Path, files: list[str]) -> str | None:
-    """The obvious test command of the workspace, from the names of its files (and a Makefile's
-    ``test`` or ``check`` rule, the C and C++ convention)."""
+    """The obvious test command of the workspace, from the names of its files at its root (Maven's and
+    Gradle's for Java) and a Makefile's ``test`` or ``check`` rule, the C and C++ convention."""
     names = set(files)
     if any(Path(f).name.startswith("test_") and f.endswith(".py") or f.endswith("_test.py") for f in files):
         return f"{_python()} -m pytest -q"
@@ -64,6 +64,12 @@ def workspace_check(root: Path, files: list[str]) -> str | None:
         return "go test ./..."
     if "Cargo.toml" in names:
         return "cargo test"
+    if "pom.xml" in names:
+        return "mvn -q test"
+    if "gradlew" in names:
+        return "./gradlew test"
+    if names & {"build.gradle", "build.gradle.kts"}:
+        return "gradle test"
     if "Makefile" in names:
         try:
             m = _MAKE_TARGET.search((root / "Makefile").read_text(encoding="utf-8", errors="replace"))

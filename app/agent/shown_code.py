@@ -52,13 +52,16 @@ def _segment(text: str, node: ast.stmt) -> str:
 
 
 _TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec"})
+# JUnit's and NUnit's class names (Maven's default includes): TestFoo, FooTest, FooTests, FooTestCase
+_CAMEL_TEST = re.compile(r"^Test([A-Z0-9_]|$)|.(Test|Tests|TestCase)$")
 
 
 def is_test_file(path: str) -> bool:
-    """test_x.py, x_test.go, x.test.ts, x.spec.js, conftest.py, or a file under tests/, test/,
-    __tests__/ or spec/."""
+    """test_x.py, x_test.go, x_spec.rb, x.test.ts, x.spec.js, conftest.py, TestX.java, XTest.kt,
+    XTests.cs, or a file under tests/, test/, __tests__/ or spec/."""
     p = Path(path.replace("\\", "/"))
-    return (p.name.startswith("test_") or p.stem.endswith("_test") or p.name == "conftest.py"
+    return (p.name.startswith("test_") or p.stem.endswith(("_test", "_spec")) or p.name == "conftest.py"
+            or bool(_CAMEL_TEST.search(p.stem))
             or bool({".test", ".spec"} & set(p.suffixes[:-1])) or bool(_TEST_DIRS & set(p.parts[:-1])))
 
 

@@ -31,6 +31,10 @@ def test_the_check_comes_from_the_flag_the_task_agents_md_or_the_workspace(tmp_p
     (tmp_path / "package.json").write_text('{"scripts": {"test": "jest"}}')
     assert workspace_check(tmp_path, ["package.json"]) == "npm test"
     assert workspace_check(tmp_path, ["go.mod"]) == "go test ./..." and workspace_check(tmp_path, ["Cargo.toml"]) == "cargo test"
+    assert workspace_check(tmp_path, ["pom.xml", "src/test/java/AppTest.java"]) == "mvn -q test"
+    assert workspace_check(tmp_path, ["build.gradle.kts", "gradlew", "settings.gradle.kts"]) == "./gradlew test"
+    assert workspace_check(tmp_path, ["build.gradle"]) == "gradle test"
+    assert workspace_check(tmp_path, ["lib/pom.xml"]) is None  # a nested module's build file is not the root's
     found = find_check(tmp_path, "fix it", "", ["a.py", "test_a.py"])
     assert found.source == "workspace" and not found.explicit
 

@@ -30,6 +30,10 @@ def test_test_files_are_never_the_rounds_targets():
             if not is_test_file(p)] == ["src/a.py", "contest.py"]
     files = ["calc.py", "test_calc.py", ".env"]
     assert repair_targets("Fix add in calc.py so test_calc.py passes; see .env", files) == ["calc.py"]
+    # the Java eval's task: a JUnit-style test class named beside the solution is not rewritten
+    java = ["Problem.java", "TestProblem.java", "Makefile"]
+    task = "Implement the function add in Problem.java. The tests in TestProblem.java must pass: run them with `make test`."
+    assert repair_targets(task, java) == ["Problem.java"]
 
 
 def test_a_failing_round_feeds_the_check_output_into_the_next(repo):

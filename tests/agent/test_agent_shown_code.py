@@ -36,6 +36,11 @@ def test_what_is_not_applied():
 def test_test_files_and_sources(tmp_path):
     assert is_test_file("tests/util.py") and is_test_file("pkg/test_x.py") and is_test_file("x_test.py")
     assert not is_test_file("pkg/testing.py")
+    # JUnit's and NUnit's conventions: the class under test is never taken for its tests, nor the other way round
+    assert all(map(is_test_file, ["TestProblem.java", "src/FooTest.java", "BarTests.cs", "QuxTestCase.java",
+                                  "Test2.java", "ABTest.java", "Test.java", "lib/cart_spec.rb", "src/test/java/Foo.java"]))
+    assert not any(map(is_test_file, ["Problem.java", "Testament.java", "Contest.java", "Latest.kt", "Attest.cs",
+                                      "TestingUtils.java", "protest.py", "inspect.rb"]))
     (tmp_path / "a.py").write_text("x = 1\n")
     (tmp_path / "b.txt").write_text("no")
     (tmp_path / "c.py").write_bytes(b"\xff\xfe")
