@@ -64,8 +64,9 @@ class Sampler:
                      top_id: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The target distribution after all filters: (token ids, probabilities summing to 1).
 
-        Order as in llama.cpp's default chain: penalties, top-k, top-p, min-p, temperature
-        applied to the logits before the softmax that top-p and min-p see.
+        Penalties, top-k, top-p, min-p in llama.cpp's default order, but with the temperature
+        applied to the logits first, so top-p and min-p see the tempered softmax (llama.cpp
+        tempers last: at T < 1 its top-p keeps a wider nucleus than tau's for the same values).
 
         Exact but cheap on a 152k vocabulary (it runs for every verified row): the tokens that
         can matter are found by comparing logits with thresholds (no exponential over the
