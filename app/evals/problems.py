@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from app.agent.editformat import merge_definitions
+from app.wire.calls import FENCED
 
 # disjoint problem sets, by HumanEval task number: tune the agent on one, report the other
 # heldout2: chosen after the edit rounds were written (heldout's 100-104 had been looked at while writing them)
@@ -146,6 +147,12 @@ def load_problems(path: Path | None = None) -> dict[int, Problem]:
                 p = Problem(d["task_id"], d["prompt"], d["entry_point"], d["test"])
                 out[p.number] = p
     return out
+
+
+def block_defining(text: str, name: str) -> str:
+    """A reply's fenced block that defines ``name`` (`` name(`` in it), else its first block, else the text."""
+    blocks = [body for _tag, body in FENCED.findall(text)]
+    return next((b for b in blocks if f" {name}(" in b), blocks[0] if blocks else text)
 
 
 def parse_selection(text: str, sets: Mapping[str, Iterable[int]] = SETS) -> list[int]:
