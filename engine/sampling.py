@@ -3,13 +3,16 @@
 ``Sampler.distribution`` applies repeat penalty, temperature, top-k, top-p and min-p to
 one row of logits and returns the target distribution p as (token ids, probabilities)
 over its support. Plain decoding samples from it; the verifier samples from the very
-same p, which is what makes speculation lossless.
+same p, which is what makes speculation lossless. tau tempers first; with
+``temper_last`` it follows llama.cpp's chain instead (the filters on the untempered
+softmax, the temperature on what they keep), so both can sample one distribution.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -30,6 +33,9 @@ class Sampler:
         self.params = params
         self.rng = rng if rng is not None else np.random.default_rng(params.seed)
         self._buf: np.ndarray | None = None
+        # temper_last: the filters run at temperature 1 (this sampler's draws, its own selection)
+        self._select = (Sampler(replace(params, temperature=1.0, temper_last=False), self.rng)
+                        if params.temper_last and not params.greedy else self)
 
     # -- logits processing -------------------------------------------------------------
     def penalized(self, logits: np.ndarray, history: Sequence[int]) -> np.ndarray:
@@ -77,8 +83,16 @@ class Sampler:
         caller has found it already (``sample_draft``), so no argmax runs.
         """
         p = self.params
+        if self._select is not self:  # llama.cpp's order: select at temperature 1, then temper the kept weights
+            ids, w = self._select.distribution(logits, history, top_id)
+            w = np.power(w / w.max(), 1.0 / p.temperature)
+            return ids, w / w.sum()
         x = self.penalized(logits, history)
         n = x.shape[0]
+        if p.min_p > 0.0:  # min-p runs last and keeps the top: a row where it keeps nothing else needs no top-k
+            i_top = int(np.argmax(x)) if top_id is None else top_id
+            if _max_but(x, i_top) < float(self._threshold(float(x[i_top]), p.min_p)):
+                return np.array([i_top]), np.array([1.0])
         k = p.top_k if 0 < p.top_k < n else n
         pool = np.argpartition(-x, k - 1)[:k] if k < n else None
         xs = x[pool] if pool is not None else x
@@ -199,16 +213,21 @@ class Sampler:
         p = self.params
         x = self.penalized(logits, history)
         n = x.shape[0]
-        if not p.greedy and 0 <= draft < n and 0.0 < p.top_p < 1.0 and (p.top_k <= 0 or p.top_k >= n):
+        if not p.greedy and 0 <= draft < n:
             top = float(x[draft])
             rest = _max_but(x, draft)
+            sel = self._select  # a token the filters keep alone stays alone once tempered
             if rest < top:  # the draft's token is the row's only maximum: argmax's answer
-                if (rest < float(self._threshold(top, _LEVELS[1])) and self._top_alone_fills(n)) \
-                        or self._alone_by_second(x, top, rest):
-                    self.rng.random()  # the draw ``sample`` makes for it
+                if p.min_p > 0.0 and rest < float(sel._threshold(top, p.min_p)):
+                    self.rng.random()  # min-p keeps it alone, whatever top-k and top-p kept
                     return draft
-                ids, probs = self.distribution(x, (), top_id=draft)
-                return int(ids[self._choice(probs)])
+                if 0.0 < p.top_p < 1.0 and (p.top_k <= 0 or p.top_k >= n):
+                    if (rest < float(sel._threshold(top, _LEVELS[1])) and sel._top_alone_fills(n)) \
+                            or sel._alone_by_second(x, top, rest):
+                        self.rng.random()  # the draw ``sample`` makes for it
+                        return draft
+                    ids, probs = self.distribution(x, (), top_id=draft)
+                    return int(ids[self._choice(probs)])
         return self.sample(x, ())  # x has its penalties already
 
     def _alone_by_second(self, x: np.ndarray, top: float, second: float) -> bool:

@@ -27,6 +27,8 @@ class SamplingParams:
     repeat_penalty: float = 1.0
     repeat_last_n: int = 64
     seed: int | None = None
+    # llama.cpp's order: top-k, top-p and min-p on the untempered softmax, the temperature on what they keep
+    temper_last: bool = False
 
     @property
     def greedy(self) -> bool:

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="benchmark plain vs speculative decoding on built-in workloads")
     p.add_argument("--suite", default="full", help="quick | edits | new | agent | full (default: full)")
-    p.add_argument("--modes", default="greedy,sampled", help="comma list of greedy,sampled")
+    p.add_argument("--modes", default="greedy,sampled", help="comma list of greedy, sampled (T 0.6, top-p 0.95, tau's order) and "
+                   "sampled-llama (llama-server's chain and defaults on both sides)")
     p.add_argument("--configs", default="", help="comma list of configurations (default: all)")
     p.add_argument("--synthetic", metavar="SHAPE", help="benchmark a random-weight model of a named shape instead")
     p.add_argument("--rounds", type=int, default=1,
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         return int(synth_main([args.synthetic] + (["--json"] if args.json else [])))
 
     from app.engines.factory import EngineOpenError, load_local
-    from engine.lab.bench import CONFIGS, run_bench, select_requests
+    from engine.lab.bench import CONFIGS, MODES, run_bench, select_requests
     from engine.lab.benchdata.workloads import SUITES
     from engine.lab.benchreport import format_peer_table, format_table, results_json
     from engine.lab.peer_server import find_server
@@ -57,8 +58,8 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
     if args.suite not in SUITES:
         raise UsageError(f"unknown suite {args.suite!r}: one of {', '.join(SUITES)}")
     modes = tuple(m for m in args.modes.split(",") if m)
-    if not modes or any(m not in ("greedy", "sampled") for m in modes):
-        raise UsageError("--modes takes greedy and/or sampled")
+    if not modes or any(m not in MODES for m in modes):
+        raise UsageError(f"--modes takes a comma list of {', '.join(MODES)}")
     if args.rounds < 1:
         raise UsageError("--rounds takes a positive number")
     names = {c.name for c in CONFIGS}

@@ -26,7 +26,10 @@ from engine.types import DoneEvent, GenerateRequest, GenStats, SamplingParams
 
 GREEDY = SamplingParams(temperature=0.0)
 SAMPLED = SamplingParams(temperature=0.6, top_p=0.95, seed=1234)
-MODES = {"greedy": GREEDY, "sampled": SAMPLED}
+# llama-server's chain with its defaults (top-k 40, min-p 0.05, the temperature last), sent to it explicitly:
+# both sides sample one distribution, so only the draws differ (pool several rounds' seeds)
+SAMPLED_LLAMA = SamplingParams(temperature=0.6, top_k=40, top_p=0.95, min_p=0.05, temper_last=True, seed=1234)
+MODES = {"greedy": GREEDY, "sampled": SAMPLED, "sampled-llama": SAMPLED_LLAMA}
 PAIR_REPREFILL = 64  # prompt tokens each run of a pair prefills (run_paired)
 WARM_STEPS = 3  # single-row steps past the prompt before a pair (run_paired)
 

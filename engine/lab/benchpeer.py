@@ -17,7 +17,8 @@ def _ask(engine, srv: LlamaServer, pc: PeerConfig, wl: Workload, mode: str, rnd:
     tokens = drafted = accepted = 0
     decode_s = wall_s = first = 0.0
     for i, turn in enumerate(wl.turns):
-        r = srv.complete(engine.chat_prompt(list(turn)), wl.max_tokens, params.temperature, params.top_p, params.seed)
+        r = srv.complete(engine.chat_prompt(list(turn)), wl.max_tokens, params.temperature, params.top_p, params.seed,
+                         top_k=params.top_k, min_p=params.min_p)
         if i == 0:  # its prefill plus one decode step: the server's time to first token
             first = r.prompt_s + (r.decode_s / r.tokens if r.tokens else 0.0)
         tokens += r.tokens

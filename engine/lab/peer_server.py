@@ -132,13 +132,16 @@ class LlamaServer:
             out = json.load(r)
         return out, time.perf_counter() - t0
 
-    def complete(self, prompt: str, max_tokens: int, temperature: float, top_p: float, seed: int | None) -> Reply:
-        # temperature and top_p only, as ../shared/peers/llama_server_bench.py sends; the server's own top_k
-        # and min_p stay (zeroing them sorted the whole vocabulary on the host: 4.4 ms a token, not 2.2, on an H100)
+    def complete(self, prompt: str, max_tokens: int, temperature: float, top_p: float, seed: int | None,
+                 top_k: int = 0, min_p: float = 0.0) -> Reply:
+        # temperature and top_p, as ../shared/peers/llama_server_bench.py sends; the server's own top_k and
+        # min_p stay unless a mode sets them (zeroing them sorted the whole vocabulary on the host: 4.4 ms a
+        # token, not 2.2, on an H100)
         body = {
             "prompt": prompt, "n_predict": max_tokens, "temperature": temperature, "top_p": top_p,
             "seed": 1234 if seed is None else seed,
             "cache_prompt": True, "stream": False,
+            **({"top_k": top_k} if top_k > 0 else {}), **({"min_p": min_p} if min_p > 0 else {}),
         }
         out, wall = self.post("/completion", body)
         tm = out.get("timings", {})

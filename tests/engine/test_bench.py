@@ -149,6 +149,14 @@ def test_cli_refuses_bad_rounds_before_loading_a_model(capsys: pytest.CaptureFix
     assert "--rounds" in capsys.readouterr().err
 
 
+def test_cli_takes_the_same_distribution_mode_and_refuses_others(capsys: pytest.CaptureFixture[str]) -> None:
+    from app.cli.main import main
+
+    assert main(["bench", "--modes", "sampled,hot", "--suite", "new"]) != 0
+    err = capsys.readouterr().err
+    assert "--modes" in err and "sampled-llama" in err and len(err.strip().splitlines()) == 1
+
+
 def test_requests_cut_a_long_run_to_the_chosen_requests(capsys: pytest.CaptureFixture[str]) -> None:
     from app.cli.main import main
 

@@ -178,3 +178,17 @@ def test_beside_llama_server_each_workload_and_mode_runs_on_both_sides_in_mirror
                                                           ("two", "greedy"), ("two", "sampled")]
     assert all(r.vs_peer_plain == 1.0 for r in peer_plain)
     assert all(r.vs_peer_plain == pytest.approx(10.0 / (4 / 0.04)) for r in out if r.config == "plain")
+
+
+def test_the_same_distribution_mode_sends_llama_servers_chain_to_it(tmp_path) -> None:
+    # sampled-llama: tau samples llama.cpp's chain with its defaults, and the server is told them explicitly
+    from engine.lab.bench import MODES
+
+    bin_dir, log = _fake_server(tmp_path)
+    wl = Workload("w", "edit", (({"role": "user", "content": "a"},),), 8)
+    run_llama_server(StubEngine(str(tmp_path / "m.gguf")), bin_dir / "llama-server", [wl], ("sampled-llama",))
+    reqs = [x for x in map(json.loads, log.read_text().splitlines()) if isinstance(x, dict)][1:]
+    assert len(reqs) == 3
+    assert {(r["temperature"], r["top_p"], r["top_k"], r["min_p"]) for r in reqs} == {(0.6, 0.95, 40, 0.05)}
+    p = MODES["sampled-llama"]
+    assert p.temper_last and (p.top_k, p.min_p) == (40, 0.05)

@@ -38,6 +38,7 @@ SETTINGS = [
     SamplingParams(temperature=1.0),
     SamplingParams(temperature=0.6, top_p=0.9),
     SamplingParams(temperature=0.8, top_k=5, min_p=0.05, repeat_penalty=1.3),
+    SamplingParams(temperature=0.6, top_k=5, top_p=0.95, min_p=0.05, temper_last=True),  # llama.cpp's order
 ]
 
 
@@ -136,7 +137,7 @@ def chi2_pvalue(counts: Counter, exact: dict[tuple[int, ...], float]) -> float:
     return float(stats.chisquare(obs, exp_arr).pvalue)
 
 
-@pytest.mark.parametrize("params", SETTINGS, ids=["t1", "t0.6-p0.9", "t0.8-k5-minp-rep"])
+@pytest.mark.parametrize("params", SETTINGS, ids=["t1", "t0.6-p0.9", "t0.8-k5-minp-rep", "llama-order"])
 def test_speculative_sampling_matches_plain_distribution(tiny, params: SamplingParams) -> None:
     model, ctx = tiny
     exact = exact_distribution(model, ctx, params)

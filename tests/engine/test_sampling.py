@@ -28,6 +28,84 @@ def reference(logits: np.ndarray, p: SamplingParams, history: list[int]) -> dict
     return dict(zip(order.tolist(), probs.tolist(), strict=True))
 
 
+def reference_llama(logits: np.ndarray, p: SamplingParams, history: list[int]) -> dict[int, float]:
+    """llama.cpp's chain (common/sampling.cpp's default order): top-k, top-p over the softmax of what
+    top-k kept, min-p, all at temperature 1, then the temperature on the logits they kept."""
+    x = logits.astype(np.float64).copy()
+    if p.repeat_penalty != 1.0:
+        for t in set(history[-p.repeat_last_n :]):
+            x[t] = x[t] / p.repeat_penalty if x[t] > 0 else x[t] * p.repeat_penalty
+    order = np.argsort(-x, kind="stable")
+    if p.top_k:
+        order = order[: p.top_k]
+    w = np.exp(x[order] - x[order].max())
+    probs = w / w.sum()
+    if p.top_p < 1.0:
+        cut = int(np.searchsorted(np.cumsum(probs), p.top_p)) + 1
+        order, probs = order[:cut], probs[:cut]
+    if p.min_p > 0:
+        keep = probs >= p.min_p * probs.max()
+        order = order[keep]
+    w = np.exp((x[order] - x[order].max()) / p.temperature)
+    return dict(zip(order.tolist(), (w / w.sum()).tolist(), strict=True))
+
+
+LLAMA_ORDER = [
+    SamplingParams(temperature=0.6, top_k=40, top_p=0.95, min_p=0.05, temper_last=True),  # llama-server's defaults
+    SamplingParams(temperature=0.6, top_p=0.95, temper_last=True),
+    SamplingParams(temperature=0.8, top_p=0.9, repeat_penalty=1.3, temper_last=True),
+    SamplingParams(temperature=1.5, min_p=0.01, temper_last=True),
+    SamplingParams(temperature=0.6, temper_last=True),  # no filter: the tempered softmax either way
+]
+
+
+@pytest.mark.parametrize("params", LLAMA_ORDER)
+@pytest.mark.parametrize("peaky", [True, False])
+def test_temper_last_is_llama_cpps_chain(params: SamplingParams, peaky: bool) -> None:
+    rng = np.random.default_rng(7)
+    logits = (rng.standard_normal(5000) * 2).astype(np.float32)
+    if peaky:
+        logits[:6] += 12
+    history = [1, 2, 3, 4, 5, 100, 200]
+    ids, probs = Sampler(params).distribution(logits, history)
+    ref = reference_llama(logits, params, history)
+    got = dict(zip(ids.tolist(), probs.tolist(), strict=True))
+    assert set(got) == set(ref)
+    assert max(abs(got[t] - ref[t]) for t in ref) < 1e-5
+    assert abs(sum(got.values()) - 1) < 1e-9
+
+
+def test_temper_last_keeps_a_wider_nucleus_than_tempering_first() -> None:
+    # why the order matters: at T < 1 tempering first sharpens the softmax top-p reads
+    logits = np.log(np.array([0.6, 0.25, 0.1, 0.05], dtype=np.float32))
+    first = Sampler(SamplingParams(temperature=0.6, top_p=0.9)).distribution(logits, [])[0]
+    last = Sampler(SamplingParams(temperature=0.6, top_p=0.9, temper_last=True)).distribution(logits, [])[0]
+    assert sorted(first.tolist()) == [0, 1]
+    assert sorted(last.tolist()) == [0, 1, 2]
+
+
+@pytest.mark.parametrize("params", LLAMA_ORDER[:2])
+def test_temper_last_is_exact_on_a_full_vocabulary(params: SamplingParams) -> None:
+    for name, x in _vocab_rows().items():
+        ids, probs = Sampler(params).distribution(x, [])
+        ref = reference_llama(x, params, [])
+        got = dict(zip(ids.tolist(), probs.tolist(), strict=True))
+        assert set(got) == set(ref), name
+        assert max(abs(got[t] - ref[t]) for t in ref) < 1e-6, name
+
+
+def test_a_row_min_p_keeps_alone_skips_top_k(monkeypatch) -> None:
+    # llama-server's top-k 40 would partition all 152k logits on every row; min-p decides a confident one first
+    params = SamplingParams(temperature=0.6, top_k=40, top_p=0.95, min_p=0.05, temper_last=True, seed=3)
+    rows = _vocab_rows()
+    monkeypatch.setattr(np, "argpartition", lambda *a, **k: pytest.fail("top-k partitioned the row"))
+    ids, probs = Sampler(params).distribution(rows["confident"], [])
+    assert ids.tolist() == [7] and probs.tolist() == [1.0]
+    assert Sampler(params).sample_draft(rows["confident"], [], 7) == 7
+    with pytest.raises(pytest.fail.Exception):
+        Sampler(params).distribution(rows["spread"], [])  # forty likely tokens: min-p keeps several, top-k runs
+
+
 @pytest.mark.parametrize(
     "params",
     [
@@ -143,6 +221,9 @@ def test_a_confident_row_is_decided_without_the_full_pass() -> None:
     SamplingParams(temperature=1.0, seed=5),  # no top-p: every token can be drawn
     SamplingParams(temperature=0.6, top_p=0.99, seed=5),  # top-p past what a confident row holds
     SamplingParams(temperature=0.0, seed=5),
+    SamplingParams(temperature=0.6, top_k=40, top_p=0.95, min_p=0.05, seed=5),
+    SamplingParams(temperature=0.6, top_k=40, top_p=0.95, min_p=0.05, temper_last=True, seed=5),
+    SamplingParams(temperature=0.6, top_p=0.95, temper_last=True, seed=5),
 ])
 def test_a_drafted_rows_sample_is_samples_own_draw_for_draw(params: SamplingParams) -> None:
     rows = _vocab_rows()
