@@ -209,11 +209,13 @@ class Sampler:
         it is, that replaces ``_candidates``' argmax, and a row where every other token weighs under
         1e-7 of it (most rows of a copy: top-p keeps the draft's token alone) is decided there, a
         single read of the row where ``sample`` takes an argmax, a comparison and a count. A GPU's
-        verify pass holds 10-64 such rows. Anything else is ``sample`` itself."""
+        verify pass holds 10-64 such rows. With min-p, a row where the same maximum shows that min-p keeps
+        the draft's token alone is decided there too, top-k or not. Anything else is ``sample`` itself."""
         p = self.params
         x = self.penalized(logits, history)
         n = x.shape[0]
-        if not p.greedy and 0 <= draft < n:
+        by_top_p = 0.0 < p.top_p < 1.0 and (p.top_k <= 0 or p.top_k >= n)
+        if not p.greedy and 0 <= draft < n and (p.min_p > 0.0 or by_top_p):
             top = float(x[draft])
             rest = _max_but(x, draft)
             sel = self._select  # a token the filters keep alone stays alone once tempered
@@ -221,7 +223,7 @@ class Sampler:
                 if p.min_p > 0.0 and rest < float(sel._threshold(top, p.min_p)):
                     self.rng.random()  # min-p keeps it alone, whatever top-k and top-p kept
                     return draft
-                if 0.0 < p.top_p < 1.0 and (p.top_k <= 0 or p.top_k >= n):
+                if by_top_p:
                     if (rest < float(sel._threshold(top, _LEVELS[1])) and sel._top_alone_fills(n)) \
                             or sel._alone_by_second(x, top, rest):
                         self.rng.random()  # the draw ``sample`` makes for it
