@@ -90,9 +90,9 @@ class Sampler:
         x = self.penalized(logits, history)
         n = x.shape[0]
         if p.min_p > 0.0:  # min-p runs last and keeps the top: a row where it keeps nothing else needs no top-k
-            i_top = int(np.argmax(x)) if top_id is None else top_id
-            if _max_but(x, i_top) < float(self._threshold(float(x[i_top]), p.min_p)):
-                return np.array([i_top]), np.array([1.0])
+            top_id = int(np.argmax(x)) if top_id is None else top_id  # found once, for _candidates too
+            if self._min_p_alone(float(x[top_id]), _max_but(x, top_id)):
+                return np.array([top_id]), np.array([1.0])
         k = p.top_k if 0 < p.top_k < n else n
         pool = np.argpartition(-x, k - 1)[:k] if k < n else None
         xs = x[pool] if pool is not None else x
@@ -151,6 +151,10 @@ class Sampler:
             return None  # where it ends depends on the rest of the vocabulary's mass
         sel = near[order[: c + 1]]
         return sel, w[: c + 1]
+
+    def _min_p_alone(self, top: float, rest: float) -> bool:
+        """Whether min-p keeps the top token alone: the largest of the others (``rest``) under its level."""
+        return self.params.min_p > 0.0 and rest < float(self._threshold(top, self.params.min_p))
 
     def _top_alone_fills(self, n: int) -> bool:
         """Whether a top token every other of the n weighs under ``_LEVELS[1]`` of holds top_p alone."""
@@ -220,7 +224,7 @@ class Sampler:
             rest = _max_but(x, draft)
             sel = self._select  # a token the filters keep alone stays alone once tempered
             if rest < top:  # the draft's token is the row's only maximum: argmax's answer
-                if p.min_p > 0.0 and rest < float(sel._threshold(top, p.min_p)):
+                if sel._min_p_alone(top, rest):
                     self.rng.random()  # min-p keeps it alone, whatever top-k and top-p kept
                     return draft
                 if by_top_p:
