@@ -7,7 +7,7 @@
 #                                         (graphkey.patch applied: with GGML_CUDA_GRAPH_KEY_BY_ROWS set, CUDA graphs
 #                                         are kept per batch shape; unset, llama.cpp as vendored; the peer never has it)
 #   lease.sh chunk FILE                   add one model chunk (t.NN: target, d.NN: drafter)
-#   lease.sh bench SUITE CONFIGS ROUNDS OUT.json [peer] [nodraft] [paired] [WIDTHS|0] [sync]
+#   lease.sh bench SUITE CONFIGS ROUNDS OUT.json [peer] [nodraft] [paired] [WIDTHS|0] [sync]   (MODES=a,b in the env)
 #                                         wait for the build, join and check the models, run real_bench
 #   lease.sh shapes [ARGS]                pass cost by rows, CUDA graphs on and off (engine.lab.gpu.pass_shapes)
 #   lease.sh trace SUITE OUT.json [CONFIGS] [MODES]   where each pass's time goes (engine.lab.gpu.pass_trace)
@@ -59,5 +59,6 @@ bench)
   X=(); [ "${8:-}" = paired ] && X=(--paired)
   [ -n "${9:-}" ] && [ "$9" != - ] && X+=(--widths "$9")
   [ "${10:-}" = sync ] && X+=(--no-overlap)  # picks after each plain step, not beside it
+  [ -n "${MODES:-}" ] && X+=(--modes "$MODES")  # e.g. MODES=sampled-llama (default: greedy,sampled)
   python3 -m engine.lab.gpu.real_bench $L/t.gguf $D "$2" "$3" "$4" "$5" "${P[@]}" "${X[@]}" ;;
 esac

@@ -1,7 +1,7 @@
 """``tau bench`` on any GGUF pair through the engine alone, for a GPU machine that has
 llama-cpp-python and numpy but not the app's dependencies (no package index there).
 
-    python -m engine.lab.gpu.real_bench TARGET.gguf DRAFT.gguf|none SUITE CONFIGS ROUNDS OUT.json [LLAMA_SERVER] [--paired] [--widths 16,64] [--no-overlap]
+    python -m engine.lab.gpu.real_bench TARGET.gguf DRAFT.gguf|none SUITE CONFIGS ROUNDS OUT.json [LLAMA_SERVER] [--paired] [--widths 16,64] [--no-overlap] [--modes greedy,sampled]
 
 Prints the same tables as ``tau bench`` (with ``--peer-server`` when LLAMA_SERVER, a llama-server
 binary built from the same llama.cpp tree, is given) and writes the same JSON (cache and
@@ -32,6 +32,11 @@ def main(argv: list[str]) -> int:
         i = argv.index("--widths")
         widths = tuple(int(w) for w in argv[i + 1].split(",") if int(w) > 0)
         del argv[i:i + 2]
+    modes: tuple[str, ...] = ("greedy", "sampled")
+    if "--modes" in argv:  # e.g. sampled-llama: llama-server's chain and defaults on both sides
+        i = argv.index("--modes")
+        modes = tuple(m for m in argv[i + 1].split(",") if m)
+        del argv[i:i + 2]
     if len(argv) not in (6, 7):
         print(__doc__, file=sys.stderr)
         return 2
@@ -44,7 +49,6 @@ def main(argv: list[str]) -> int:
     eng = LocalEngine(cfg, progress=lambda m, f: print("..", m, flush=True))
     print(f"loaded in {time.time() - t0:.1f} s; {eng.info.backend}; pass rows {eng.ctx.pad_table}; "
           f"overlapped picks {eng.target.overlap}", flush=True)
-    modes = ("greedy", "sampled")
 
     def say(message: str, _fraction: float) -> None:
         print("..", message, flush=True)
