@@ -35,6 +35,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--peer-server", metavar="PATH",
                    help="llama-server binary or its bin dir: run its plain, ngram-map-k4v, ngram-mod and draft "
                         "configurations on the same workloads and report ratios against it")
+    p.add_argument("--plain-duel", type=int, metavar="PAIRS", default=0,
+                   help="with --peer-server: only tau plain and llama-server plain, taking turns PAIRS times per "
+                        "workload and mode (order flipped every pair), so drift cannot favour either side")
+    p.add_argument("--duel-tokens", type=int, metavar="N", default=200,
+                   help="tokens a duel run decodes at most (default 200: pairs seconds apart; 0: the workload's)")
     add_model_flags(p)
     p.set_defaults(func=run)
 
@@ -86,6 +91,14 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         server = find_server(args.peer_server) if args.peer_server else None
     except ValueError as e:
         raise UsageError(str(e)) from None
+    if args.plain_duel:
+        if server is None:
+            raise UsageError("--plain-duel needs --peer-server: it runs tau plain beside llama-server plain")
+        if args.plain_duel < 1 or args.duel_tokens < 0:
+            raise UsageError("--plain-duel takes a positive number of pairs, --duel-tokens zero or more")
+        if configs or args.paired or args.rounds > 1 or workloads is not None:
+            raise UsageError("--plain-duel runs plain on both sides only: no --configs, --paired, --rounds or --requests")
+        return _duel(args, cfg, server, modes)
     try:
         # a configuration drafting with the model measures it even where auto would not load it
         wants_draft = configs is None or any(c.needs_draft for c in CONFIGS if c.name in configs)
@@ -118,4 +131,28 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         print(f"\ngreedy runs identical to plain: {s['greedy_runs_identical_to_plain']}/{s['greedy_runs_compared']}, "
               f"the others part at a near-tie: {s['greedy_differences_at_near_ties']}; "
               f"rejections at near-ties: {s['near_tie_divergences']}")
+    return 0
+
+
+def _duel(args: argparse.Namespace, cfg: Config, server: Path, modes: tuple[str, ...]) -> int:
+    from app.engines.factory import EngineOpenError, load_local
+    from app.progress import ProgressBar
+    from engine.lab.benchdata.workloads import SUITES
+    from engine.lab.plainduel import format_duels, plain_duel
+
+    try:
+        engine = cast("LocalEngine", load_local(cfg, progress=ProgressBar(), draft_always=False))
+    except EngineOpenError as e:
+        print(f"tau: {e}", file=sys.stderr)
+        return 1
+    try:
+        duels = plain_duel(engine, server, SUITES[args.suite], modes, args.plain_duel, args.duel_tokens,
+                           progress=ProgressBar(), log_dir=Path(args.out).parent if args.out else None)
+    finally:
+        engine.close()
+    data = {"suite": args.suite, "model": engine.info.name, "backend": engine.info.backend,
+            "pairs": args.plain_duel, "duels": [d.to_json() for d in duels]}
+    if args.out:
+        Path(args.out).write_text(json.dumps(data, indent=1))
+    print(json.dumps(data, indent=1) if args.json else format_duels(duels))
     return 0

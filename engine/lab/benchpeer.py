@@ -12,7 +12,8 @@ from engine.lab.benchresult import RunResult, pool
 from engine.lab.peer_server import PEER_PREFIX, LlamaServer, PeerConfig, run_configs
 
 
-def _ask(engine, srv: LlamaServer, pc: PeerConfig, wl: Workload, mode: str, rnd: int) -> RunResult:
+def ask_server(engine, srv: LlamaServer, pc: PeerConfig, wl: Workload, mode: str, rnd: int) -> RunResult:
+    """One workload put to a running server, every turn, with round ``rnd``'s sampling settings."""
     params = round_params(mode, rnd)
     tokens = drafted = accepted = 0
     decode_s = wall_s = first = 0.0
@@ -49,7 +50,7 @@ def run_llama_server(engine, binary: Path, workloads: Sequence[Workload], modes:
             nonlocal done
             if progress:
                 progress(f"{wl.name} {mode} {pc.name}", done / total)
-            runs.setdefault((wl.name, mode, pc.name), []).append(_ask(engine, srv, pc, wl, mode, rnd))
+            runs.setdefault((wl.name, mode, pc.name), []).append(ask_server(engine, srv, pc, wl, mode, rnd))
             done += 1
         return ask
 
