@@ -138,7 +138,7 @@ def _duel(args: argparse.Namespace, cfg: Config, server: Path, modes: tuple[str,
     from app.engines.factory import EngineOpenError, load_local
     from app.progress import ProgressBar
     from engine.lab.benchdata.workloads import SUITES
-    from engine.lab.plainduel import format_duels, plain_duel
+    from engine.lab.plainduel import format_duels, overall, plain_duel
 
     try:
         engine = cast("LocalEngine", load_local(cfg, progress=ProgressBar(), draft_always=False))
@@ -151,7 +151,7 @@ def _duel(args: argparse.Namespace, cfg: Config, server: Path, modes: tuple[str,
     finally:
         engine.close()
     data = {"suite": args.suite, "model": engine.info.name, "backend": engine.info.backend,
-            "pairs": args.plain_duel, "duels": [d.to_json() for d in duels]}
+            "pairs": args.plain_duel, "duels": [d.to_json() for d in duels], "overall": overall(duels).to_json()}
     if args.out:
         Path(args.out).write_text(json.dumps(data, indent=1))
     print(json.dumps(data, indent=1) if args.json else format_duels(duels))

@@ -49,7 +49,7 @@ def test_the_sides_take_turns_on_one_server_with_the_order_flipped_every_pair(tm
     assert [p.ratio for p in duel.pairs] == pytest.approx([0.98, 1.2, 0.9, 1.0])
     assert duel.at_least() == 3 and duel.median == pytest.approx(0.99)
     assert duel.pooled == pytest.approx((200 / sum(50 / s for s in (98, 120, 90, 100))) / 100)
-    row = pd.format_duels([duel]).splitlines()[-1]
+    row = pd.format_duels([duel]).splitlines()[2]
     assert "| 4 |" in row and "0.90-1.20x" in row and "3 of 4" in row
 
 
@@ -72,3 +72,16 @@ def test_cli_refuses_a_duel_it_cannot_run_in_one_line(argv, word, tmp_path, caps
     assert main(["bench", "--suite", "new", *argv]) != 0
     err = capsys.readouterr().err
     assert word in err and len(err.strip().splitlines()) == 1
+
+
+def _duel(*ratios: float) -> pd.Duel:
+    return pd.Duel("w", "greedy", 100, tuple(pd.DuelPair(100, 1.0, 100, r, i % 2 == 0) for i, r in enumerate(ratios)))
+
+
+def test_the_overall_figure_is_the_pairs_geometric_mean_with_a_bootstrap_interval() -> None:
+    o = pd.overall([_duel(0.8, 1.25), _duel(1.0, 1.0)])
+    assert o.pairs == 4 and o.geomean == pytest.approx(1.0) and o.at_least == 3
+    assert o.low < 1.0 < o.high and o.low >= 0.8 and o.high <= 1.25
+    same = pd.overall([_duel(0.97, 0.97, 0.97)])
+    assert (same.low, same.geomean, same.high) == pytest.approx((0.97, 0.97, 0.97)) and same.at_least == 0
+    assert "all 3 pairs: geometric mean 0.970x" in pd.format_duels([_duel(0.97, 0.97, 0.97)])
