@@ -27,7 +27,8 @@ class PeerSettings:
 _PEERS: dict[PeerSettings, object] = {}  # one Llama per settings: loading it again per prompt would dominate
 
 
-def peer_prompt_lookup(peer: PeerSettings, prompt: str, max_tokens: int, temperature: float, top_p: float) -> tuple[int, float, float]:
+def peer_prompt_lookup(peer: PeerSettings, prompt: str, max_tokens: int, temperature: float, top_p: float,
+                       top_k: int = 0, min_p: float = 0.0, seed: int = 1234) -> tuple[int, float, float]:
     """Run llama-cpp-python's ``LlamaPromptLookupDecoding`` on the engine's model.
 
     Returns (completion tokens, decode seconds, wall seconds). ``logits_all=True`` because
@@ -58,8 +59,8 @@ def peer_prompt_lookup(peer: PeerSettings, prompt: str, max_tokens: int, tempera
     first = None
     pieces: list[str] = []
     for chunk in llm.create_completion(
-        prompt, max_tokens=max_tokens, temperature=temperature, top_p=top_p, top_k=0, min_p=0.0,
-        repeat_penalty=1.0, stream=True, seed=1234,
+        prompt, max_tokens=max_tokens, temperature=temperature, top_p=top_p, top_k=top_k, min_p=min_p,
+        repeat_penalty=1.0, stream=True, seed=seed,
     ):
         if first is None:
             first = time.perf_counter()

@@ -90,7 +90,7 @@ def run_config(engine, wl: Workload, mode: str, cfg: BenchConfig, rnd: int = 0) 
     """One workload in one configuration; multi-turn workloads reuse the KV prefix between turns."""
     params = round_params(mode, rnd)
     if cfg.spec is None:
-        return run_peer(engine, wl, params)
+        return run_peer(engine, wl, mode, params)
     _fresh(engine, wl, cfg)
     dones: list[DoneEvent] = []
     try:
@@ -208,16 +208,19 @@ def _turn(engine, wl: Workload, turn: tuple[dict, ...], cfg: BenchConfig, params
     return done
 
 
-def run_peer(engine, wl: Workload, params: SamplingParams) -> RunResult:
+def run_peer(engine, wl: Workload, mode: str, params: SamplingParams) -> RunResult:
+    """llama-cpp-python's prompt-lookup decoding on the workload, with the mode's sampling settings (its
+    sampler runs llama.cpp's chain, the temperature last, whatever the mode's order)."""
     from engine.peer_backend import peer_prompt_lookup
 
-    mode = "greedy" if params.greedy else "sampled"
     tokens = 0
     decode_s = wall_s = 0.0
     for turn in wl.turns:
         prompt = engine.chat_prompt(list(turn))
         n, dec, wall = engine.call(
-            lambda prompt=prompt: peer_prompt_lookup(engine.peer_settings, prompt, wl.max_tokens, params.temperature, params.top_p)
+            lambda prompt=prompt: peer_prompt_lookup(engine.peer_settings, prompt, wl.max_tokens, params.temperature,
+                                                     params.top_p, top_k=params.top_k, min_p=params.min_p,
+                                                     seed=1234 if params.seed is None else params.seed)
         )
         tokens += n
         decode_s += dec

@@ -222,3 +222,22 @@ def test_modelled_speedup_charges_each_pass_its_curve_cost() -> None:
     # five 4-row passes at 2 steps each that emitted 20 tokens, then 4 plain steps
     assert benchresult.modelled_speedup([GenStats(emitted_tokens=25, pass_rows={4: 5, 1: 4})], curve) == round(24 / 14, 3)
     assert benchresult.modelled_speedup([GenStats(emitted_tokens=1)], curve) == 1.0  # the prefill's token only
+
+
+def test_the_prompt_lookup_peer_gets_the_modes_sampler_and_each_rounds_seed(tiny_engine, monkeypatch) -> None:
+    import engine.peer_backend as pb
+
+    sent: list[dict] = []
+
+    def lookup(peer, prompt, max_tokens, temperature, top_p, top_k=0, min_p=0.0, seed=1234):
+        sent.append({"t": temperature, "top_p": top_p, "top_k": top_k, "min_p": min_p, "seed": seed})
+        return 4, 0.1, 0.2
+
+    monkeypatch.setattr(pb, "peer_prompt_lookup", lookup)
+    wl = Workload("tiny", "edit", (({"role": "user", "content": "a b c"},),), max_tokens=4)
+    peer = next(c for c in bench.CONFIGS if c.spec is None)
+    rows = [bench.run_config(tiny_engine, wl, "sampled-llama", peer, rnd) for rnd in (0, 1)]
+    assert [r.mode for r in rows] == ["sampled-llama"] * 2 and all(r.config == "peer-lookup" for r in rows)
+    assert sent == [{"t": 0.6, "top_p": 0.95, "top_k": 40, "min_p": 0.05, "seed": s} for s in (1234, 1235)]
+    bench.run_config(tiny_engine, wl, "greedy", peer)
+    assert sent[-1]["t"] == 0.0 and sent[-1]["top_k"] == 0
