@@ -79,6 +79,7 @@ class Config:
     mode: str = "ask"  # ask | auto-edit | full-auto
     temperature: float = 0.2
     top_p: float = 0.95
+    temperature_last: bool = False  # llama.cpp's sampler order: top-k, top-p and min-p before the temperature
     max_steps: int = 30
     theme: str = "tau-dark"
     endpoint: str = ""  # OpenAI-compatible endpoint instead of a local model

@@ -253,7 +253,8 @@ class Agent(RepairMixin, JudgeMixin, AnswerMixin):
         room = min(self.budget.limits.reply_tokens, self.context_limit - used)
         if room < 16:
             raise EngineFailed(f"the context window ({self.context_limit} tokens) is too small for this prompt")
-        sampling = SamplingParams(temperature=self.config.temperature, top_p=self.config.top_p)
+        sampling = SamplingParams(temperature=self.config.temperature, top_p=self.config.top_p,
+                                  temper_last=self.config.temperature_last)
         if self._facts.same_answers:  # a greedy (or cold) model repeats a pushed-back answer verbatim: sample past it
             sampling = fresh_sampling(self.config.temperature, self.config.top_p, self._facts.same_answers)
         request = GenerateRequest(prompt, max_tokens=room, sampling=sampling, stop=self.wire.stop, spec=self.config.spec)

@@ -22,6 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--top-p", type=float, default=1.0)
     p.add_argument("--top-k", type=int, default=0)
     p.add_argument("--min-p", type=float, default=0.0)
+    p.add_argument("--temperature-last", dest="temperature_last", action="store_true", default=None,
+                   help="llama.cpp's sampler order: top-k, top-p and min-p before the temperature")
     p.add_argument("--repeat-penalty", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--spec", choices=SPEC_MODES, default=None, help="speculation (default: config, auto)")
@@ -65,7 +67,7 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
             max_tokens=args.max_tokens,
             sampling=SamplingParams(
                 temperature=args.temp, top_p=args.top_p, top_k=args.top_k, min_p=args.min_p,
-                repeat_penalty=args.repeat_penalty, seed=args.seed,
+                repeat_penalty=args.repeat_penalty, seed=args.seed, temper_last=cfg.temperature_last,
             ),
             spec=args.spec or cfg.spec,
             stop=wire_for(engine.info).stop if args.chat else (),

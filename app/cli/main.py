@@ -63,7 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def config_from_args(args: argparse.Namespace) -> Config:
     cfg = load_config()
-    over = {k: getattr(args, k, None) for k in ("model", "draft_model", "n_ctx", "threads", "gpu_layers", "kv_type", "mode", "endpoint", "api_key", "shell_network")}
+    over = {k: getattr(args, k, None) for k in ("model", "draft_model", "n_ctx", "threads", "gpu_layers", "kv_type", "mode",
+                                                "endpoint", "api_key", "shell_network", "temperature_last")}
     if getattr(args, "local", False):
         over["local"] = True
     return cfg.with_overrides(**over)

@@ -40,6 +40,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--keep-loops", dest="keep_loops", action="store_true",
                    help="let a reply caught in a loop run on (default: one that writes the same block of 100+ "
                    "characters three times back to back is stopped there and ends with its first copy)")
+    p.add_argument("--temperature-last", dest="temperature_last", action="store_true", default=None,
+                   help="sample in llama.cpp's order (top-k, top-p, min-p on the untempered distribution, then the "
+                        "temperature), as llama-server does; default: the temperature first")
     p.add_argument("--quiet", action="store_true",
                    help="log no requests (default: a line on stderr as each request starts and as it ends)")
     add_model_flags(p)
@@ -125,7 +128,8 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         app = create_app(engine, api_key=key, model_name=name, strict_model=args.strict_model,
                          default_max_tokens=args.serve_max_tokens,
                          request_log=None if args.quiet else _log_line, loop_stop=not args.keep_loops,
-                         defaults=SamplingParams(temperature=cfg.temperature, top_p=cfg.top_p),
+                         defaults=SamplingParams(temperature=cfg.temperature, top_p=cfg.top_p,
+                                                 temper_last=cfg.temperature_last),
                          allowed_hosts=LOOPBACK_NAMES if _is_loopback(host) else None)
         ann = claim.update(status="ready", model=engine.info.path, model_name=name)
         print(f"tau serve: {name} (n_ctx {engine.info.n_ctx}, {engine.info.backend}) at {ann.url}/v1 "

@@ -145,6 +145,7 @@ def sampling_from(body: dict, defaults: SamplingParams) -> SamplingParams:
         repeat_penalty=defaults.repeat_penalty if repeat_penalty is None else repeat_penalty,
         repeat_last_n=defaults.repeat_last_n,
         seed=defaults.seed if seed is None else seed,
+        temper_last=defaults.temper_last,  # the server's order (tau serve --temperature-last), not a request's
     )
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from app.wire.chatml import render_chatml
 from engine.scripted import ScriptedEngine
+from engine.types import SamplingParams
 
 TOOLS = [
     {"type": "function", "function": {"name": "read_file", "description": "Read a file",
@@ -216,3 +217,16 @@ def test_model_id_defaults_to_the_gguf_stem(serve):
     assert [m.id for m in c.models.list().data] == ["qwen2.5-coder-1.5b-instruct-q4_k_m"]
     r = c.chat.completions.create(model="Qwen2.5 Coder 1.5B Instruct GGUF", messages=[{"role": "user", "content": "x"}])
     assert r.model == "qwen2.5-coder-1.5b-instruct-q4_k_m"
+
+
+def test_a_server_sampling_in_llamas_order_keeps_it_for_requests_that_set_top_k_and_min_p(serve):
+    # tau serve --temperature-last: a client tuned on llama-server sends top_k / min_p and gets its chain
+    eng = ScriptedEngine(["ok", "ok"])
+    srv = serve(eng, defaults=SamplingParams(temperature=0.6, top_p=0.95, temper_last=True))
+    client(srv).chat.completions.create(model="scripted", messages=[{"role": "user", "content": "x"}],
+                                        extra_body={"top_k": 40, "min_p": 0.05}, temperature=0.8)
+    s = eng.requests[-1].sampling
+    assert s.temper_last and (s.top_k, s.min_p, s.temperature, s.top_p) == (40, 0.05, 0.8, 0.95)
+    plain = ScriptedEngine(["ok"])
+    client(serve(plain)).chat.completions.create(model="scripted", messages=[{"role": "user", "content": "x"}])
+    assert not plain.requests[-1].sampling.temper_last  # tau's own order unless the server was told
