@@ -8,7 +8,7 @@ from pathlib import Path
 
 from engine.lab.bench import round_params, run_bench
 from engine.lab.benchdata.workloads import SUITES, Workload
-from engine.lab.benchresult import RunResult, pool
+from engine.lab.benchresult import RunResult, first_difference, pool
 from engine.lab.peer_server import PEER_PREFIX, LlamaServer, PeerConfig, run_configs
 
 
@@ -17,6 +17,8 @@ def ask_server(engine, srv: LlamaServer, pc: PeerConfig, wl: Workload, mode: str
     params = round_params(mode, rnd)
     tokens = drafted = accepted = 0
     decode_s = wall_s = first = 0.0
+    ids: list[int] = []
+    lens: list[int] = []
     for i, turn in enumerate(wl.turns):
         r = srv.complete(engine.chat_prompt(list(turn)), wl.max_tokens, params.temperature, params.top_p, params.seed,
                          top_k=params.top_k, min_p=params.min_p)
@@ -27,9 +29,12 @@ def ask_server(engine, srv: LlamaServer, pc: PeerConfig, wl: Workload, mode: str
         wall_s += r.wall_s
         drafted += r.drafted
         accepted += r.accepted
+        ids += r.token_ids
+        lens.append(len(r.token_ids))
     return RunResult(wl.name, mode, pc.name, tokens, tokens / decode_s if decode_s else 0.0,
                      tokens / wall_s if wall_s else 0.0, 0.0, [], {pc.name: drafted} if drafted else {},
-                     {pc.name: accepted} if drafted else {}, decode_s=decode_s, wall_s=wall_s, first_token_s=first)
+                     {pc.name: accepted} if drafted else {}, decode_s=decode_s, wall_s=wall_s, first_token_s=first,
+                     token_ids=ids, turn_lens=lens)
 
 
 def run_llama_server(engine, binary: Path, workloads: Sequence[Workload], modes: Sequence[str], rounds: int = 1,
@@ -89,7 +94,10 @@ def run_beside_llama_server(engine, binary: Path, suite: str, modes: Sequence[st
 
 def attach_peers(results: list[RunResult], peers: list[RunResult]) -> list[RunResult]:
     """tau's results with llama-server's after each (workload, mode) group; every row's speedup is
-    against tau plain and ``vs_peer_plain`` against llama-server plain."""
+    against tau plain and ``vs_peer_plain`` against llama-server plain. Greedy, each llama-server reply
+    is set beside tau plain's (``same_as_plain``, ``first_divergence``): two builds of one model part
+    at a near-tie (a 0.1-nat gap decided whether one reply re-emitted a file's interfaces), and from
+    there the two sides time different text."""
     out: list[RunResult] = []
     groups: dict[tuple[str, str], list[RunResult]] = {}
     for r in results + peers:
@@ -103,5 +111,9 @@ def attach_peers(results: list[RunResult], peers: list[RunResult]) -> list[RunRe
                 r.wall_speedup = r.wall_tok_s / plain.wall_tok_s if plain.wall_tok_s else 0.0
             if peer_plain is not None and peer_plain.decode_tok_s:
                 r.vs_peer_plain = r.decode_tok_s / peer_plain.decode_tok_s
+            if (r.config.startswith(PEER_PREFIX) and r.mode == "greedy" and plain is not None and plain.token_ids
+                    and r.token_ids):
+                r.first_divergence = first_difference(r.token_ids, plain.token_ids)
+                r.same_as_plain = r.first_divergence is None
         out.extend(group)
     return out

@@ -102,6 +102,11 @@ def peer_rows(results: list[RunResult]) -> list[dict[str, Any]]:
             "tau_plain_vs_llama_plain": ratio(tp, lp), "tau_auto_vs_llama_best": ratio(ta, best),
             "tau_auto_vs_llama_plain": ratio(ta, lp), "tau_auto_vs_tau_plain": ratio(ta, tp),
             "ttft_tau_auto": ta.first_token_s if ta else None, "ttft_llama_plain": lp.first_token_s if lp else None,
+            # greedy: where llama-server plain's and its best's replies part from tau plain's (None: the same reply)
+            "llama_plain_same_reply": lp.same_as_plain if lp else None,
+            "llama_plain_parts_at": lp.first_divergence if lp else None,
+            "llama_best_same_reply": best.same_as_plain if best else None,
+            "llama_best_parts_at": best.first_divergence if best else None,
         })
     return rows
 
@@ -112,16 +117,26 @@ def format_peer_table(results: list[RunResult]) -> str:
         return "-" if v is None else fmt.format(v)
 
     head = ("| workload | mode | llama plain | llama best (config) | tau plain | tau auto | "
-            "tau plain / llama plain | tau auto / llama best | tau auto / llama plain | ttft tau auto / llama |")
-    lines = [head, "|" + "---|" * 10]
+            "tau plain / llama plain | tau auto / llama best | tau auto / llama plain | ttft tau auto / llama | "
+            "greedy reply, llama plain / best |")
+    lines = [head, "|" + "---|" * 11]
     for row in peer_rows(results):
         best = f"{f(row['llama_best'])} ({row['llama_best_config']})" if row["llama_best"] is not None else "-"
         lines.append(
             f"| {row['workload']} | {row['mode']} | {f(row['llama_plain'])} | {best} | {f(row['tau_plain'])} | "
             f"{f(row['tau_auto'])} | {f(row['tau_plain_vs_llama_plain'], '{:.2f}x')} | "
             f"{f(row['tau_auto_vs_llama_best'], '{:.2f}x')} | {f(row['tau_auto_vs_llama_plain'], '{:.2f}x')} | "
-            f"{f(row['ttft_tau_auto'], '{:.2f}')} / {f(row['ttft_llama_plain'], '{:.2f}')} s |"
+            f"{f(row['ttft_tau_auto'], '{:.2f}')} / {f(row['ttft_llama_plain'], '{:.2f}')} s | "
+            f"{_reply(row['llama_plain_same_reply'], row['llama_plain_parts_at'])} / "
+            f"{_reply(row['llama_best_same_reply'], row['llama_best_parts_at'])} |"
         )
     if NO_REPACK in used_repack_flags().values():
         lines.append("llama-server ran with --no-repack: with its default repacked weights it crashed on a batched prompt here")
     return "\n".join(lines)
+
+
+def _reply(same: bool | None, parts_at: int | None) -> str:
+    """A llama-server reply beside tau plain's: the same text, or the token where they part."""
+    if same is None:
+        return "-"
+    return "same as tau's" if same else f"parts at {parts_at}"

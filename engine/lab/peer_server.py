@@ -68,6 +68,7 @@ class Reply:
     wall_s: float
     drafted: int
     accepted: int
+    token_ids: tuple[int, ...] = ()  # the reply's tokens: a greedy reply set beside tau plain's
 
 
 def _free_port() -> int:
@@ -140,14 +141,14 @@ class LlamaServer:
         body = {
             "prompt": prompt, "n_predict": max_tokens, "temperature": temperature, "top_p": top_p,
             "seed": 1234 if seed is None else seed,
-            "cache_prompt": True, "stream": False,
+            "cache_prompt": True, "stream": False, "return_tokens": True,
             **({"top_k": top_k} if top_k > 0 else {}), **({"min_p": min_p} if min_p > 0 else {}),
         }
         out, wall = self.post("/completion", body)
         tm = out.get("timings", {})
         return Reply(int(tm.get("predicted_n", out.get("tokens_predicted", 0))), float(tm.get("predicted_ms", 0.0)) / 1e3,
                      float(tm.get("prompt_ms", 0.0)) / 1e3, wall, int(tm.get("draft_n", 0) or 0),
-                     int(tm.get("draft_n_accepted", 0) or 0))
+                     int(tm.get("draft_n_accepted", 0) or 0), tuple(int(t) for t in out.get("tokens") or ()))
 
 
 

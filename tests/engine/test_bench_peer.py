@@ -46,7 +46,8 @@ class H(BaseHTTPRequestHandler):
             f.write(json.dumps(req) + "\\n")
         n = req["n_predict"]
         ms = 10.0 * n / (2 if spec else 1)
-        self._send({{"content": "x" * n, "timings": {{"predicted_n": n, "predicted_ms": ms, "prompt_ms": 5.0,
+        toks = {{"tokens": list(range(n))}} if req.get("return_tokens") else {{}}
+        self._send({{"content": "x" * n, **toks, "timings": {{"predicted_n": n, "predicted_ms": ms, "prompt_ms": 5.0,
                     "draft_n": n if spec else 0, "draft_n_accepted": n // 2 if spec else 0}}}})
 HTTPServer(("127.0.0.1", port), H).serve_forever()
 '''
@@ -192,3 +193,26 @@ def test_the_same_distribution_mode_sends_llama_servers_chain_to_it(tmp_path) ->
     assert {(r["temperature"], r["top_p"], r["top_k"], r["min_p"]) for r in reqs} == {(0.6, 0.95, 40, 0.05)}
     p = MODES["sampled-llama"]
     assert p.temper_last and (p.top_k, p.min_p) == (40, 0.05)
+
+
+def test_greedy_llama_server_replies_are_set_beside_tau_plains(tmp_path) -> None:
+    # two builds of one model part at a near-tie, and from there the two sides time different text
+    bin_dir, log = _fake_server(tmp_path)  # its replies are tokens 0..n-1
+    wl = Workload("w", "edit", (({"role": "user", "content": "a"},), ({"role": "user", "content": "b"},)), 4)
+    peers = run_llama_server(StubEngine(str(tmp_path / "m.gguf")), bin_dir / "llama-server", [wl], ("greedy", "sampled"))
+    assert all(r.token_ids == [0, 1, 2, 3] * 2 and r.turn_lens == [4, 4] for r in peers)
+    assert all(x["return_tokens"] for x in map(json.loads, log.read_text().splitlines()) if isinstance(x, dict))
+
+    def tau(mode: str, ids: list[int]) -> RunResult:
+        return RunResult("w", mode, "plain", 8, 10.0, 10.0, 1.0, [], {}, {}, token_ids=ids)
+
+    out = attach_peers([tau("greedy", [0, 1, 2, 3, 0, 1, 9, 3]), tau("sampled", [7] * 8)], peers)
+    greedy = [r for r in out if r.config.startswith("llama-") and r.mode == "greedy"]
+    assert len(greedy) == 3 and all(r.first_divergence == 6 and r.same_as_plain is False for r in greedy)
+    assert all(r.same_as_plain is None for r in out if r.mode == "sampled")  # sampled replies differ by their seeds
+    row = next(r for r in peer_rows(out) if r["mode"] == "greedy")
+    assert row["llama_plain_parts_at"] == 6 and row["llama_best_same_reply"] is False
+    assert "parts at 6 / parts at 6" in format_peer_table(out)
+    same = attach_peers([tau("greedy", [0, 1, 2, 3] * 2)], [r for r in peers if r.mode == "greedy"])
+    assert all(r.same_as_plain for r in same if r.config.startswith("llama-"))
+    assert "same as tau's / same as tau's" in format_peer_table(same)
