@@ -31,7 +31,10 @@ def format_table(results: list[RunResult]) -> str:
     for r in results:
         acc = " ".join(f"{a:.2f}" for a in r.accept_by_pos[:8])
         vs = f"{r.vs_peer_plain:.2f}x" if r.vs_peer_plain is not None else "-"
-        same = "" if r.same_as_plain is None else ("  =plain" if r.same_as_plain else f"  differs@{r.first_divergence}")
+        peer = r.config.startswith(PEER_PREFIX)  # a llama-server reply: set beside tau plain's
+        same = "" if r.same_as_plain is None else (
+            ("  =tau plain" if peer else "  =plain") if r.same_as_plain
+            else (f"  parts from tau plain@{r.first_divergence}" if peer else f"  differs@{r.first_divergence}"))
         if r.divergence_gap is not None:
             same += f" (top-2 gap {r.divergence_gap:.2f})"
         if r.drift is not None:
@@ -68,7 +71,8 @@ def summary(results: list[RunResult]) -> dict[str, Any]:
             continue
         key = f"{r.workload}/{r.mode}"
         out.setdefault(key, {})[r.config] = round(r.speedup, 3)
-    greedy = [r for r in results if r.same_as_plain is not None]
+    # tau's own configurations against tau plain (llama-server's replies are set beside it in the peer rows)
+    greedy = [r for r in results if r.same_as_plain is not None and not r.config.startswith(PEER_PREFIX)]
     out["greedy_runs_identical_to_plain"] = sum(1 for r in greedy if r.same_as_plain)
     out["greedy_runs_compared"] = len(greedy)
     out["near_tie_divergences"] = sum(r.near_ties for r in results)

@@ -11,7 +11,7 @@ import pytest
 
 from engine.lab.benchdata.workloads import Workload
 from engine.lab.benchpeer import attach_peers, run_llama_server
-from engine.lab.benchreport import format_peer_table, peer_rows
+from engine.lab.benchreport import format_peer_table, format_table, peer_rows, summary
 from engine.lab.benchresult import RunResult
 from engine.lab.peer_server import PROBE_PROMPT, find_server
 from engine.peer_backend import PeerSettings
@@ -213,6 +213,8 @@ def test_greedy_llama_server_replies_are_set_beside_tau_plains(tmp_path) -> None
     row = next(r for r in peer_rows(out) if r["mode"] == "greedy")
     assert row["llama_plain_parts_at"] == 6 and row["llama_best_same_reply"] is False
     assert "parts at 6 / parts at 6" in format_peer_table(out)
+    assert "parts from tau plain@6" in format_table(out)
     same = attach_peers([tau("greedy", [0, 1, 2, 3] * 2)], [r for r in peers if r.mode == "greedy"])
     assert all(r.same_as_plain for r in same if r.config.startswith("llama-"))
-    assert "same as tau's / same as tau's" in format_peer_table(same)
+    assert "same as tau's / same as tau's" in format_peer_table(same) and "=tau plain" in format_table(same)
+    assert summary(same)["greedy_runs_compared"] == 0  # the greedy-equivalence count stays tau's own
