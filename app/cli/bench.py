@@ -54,7 +54,6 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
             raise UsageError("synthetic benchmarks are not available in this build") from None
         return int(synth_main([args.synthetic] + (["--json"] if args.json else [])))
 
-    from app.engines.factory import EngineOpenError, load_local
     from engine.lab.bench import CONFIGS, MODES, run_bench, select_requests
     from engine.lab.benchdata.workloads import SUITES
     from engine.lab.benchreport import format_peer_table, format_table, results_json
@@ -99,12 +98,9 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
         if configs or args.paired or args.rounds > 1 or workloads is not None:
             raise UsageError("--plain-duel runs plain on both sides only: no --configs, --paired, --rounds or --requests")
         return _duel(args, cfg, server, modes)
-    try:
-        # a configuration drafting with the model measures it even where auto would not load it
-        wants_draft = configs is None or any(c.needs_draft for c in CONFIGS if c.name in configs)
-        engine = cast("LocalEngine", load_local(cfg, progress=ProgressBar(), draft_always=wants_draft))
-    except EngineOpenError as e:
-        print(f"tau: {e}", file=sys.stderr)
+    # a configuration drafting with the model measures it even where auto would not load it
+    engine = _open(cfg, draft_always=configs is None or any(c.needs_draft for c in CONFIGS if c.name in configs))
+    if engine is None:
         return 1
     try:
         if server is not None:
@@ -134,25 +130,35 @@ def run(args: argparse.Namespace, cfg: Config) -> int:
     return 0
 
 
-def _duel(args: argparse.Namespace, cfg: Config, server: Path, modes: tuple[str, ...]) -> int:
+def _open(cfg: Config, draft_always: bool) -> LocalEngine | None:
+    """The local engine, or None after a one-line error."""
     from app.engines.factory import EngineOpenError, load_local
+    from app.progress import ProgressBar
+
+    try:
+        return cast("LocalEngine", load_local(cfg, progress=ProgressBar(), draft_always=draft_always))
+    except EngineOpenError as e:
+        print(f"tau: {e}", file=sys.stderr)
+        return None
+
+
+def _duel(args: argparse.Namespace, cfg: Config, server: Path, modes: tuple[str, ...]) -> int:
     from app.progress import ProgressBar
     from engine.lab.benchdata.workloads import SUITES
     from engine.lab.plainduel import format_duels, overall, plain_duel
 
-    try:
-        engine = cast("LocalEngine", load_local(cfg, progress=ProgressBar(), draft_always=False))
-    except EngineOpenError as e:
-        print(f"tau: {e}", file=sys.stderr)
+    engine = _open(cfg, draft_always=False)
+    if engine is None:
         return 1
     try:
         duels = plain_duel(engine, server, SUITES[args.suite], modes, args.plain_duel, args.duel_tokens,
                            progress=ProgressBar(), log_dir=Path(args.out).parent if args.out else None)
     finally:
         engine.close()
+    total = overall(duels)  # one bootstrap for the JSON and the table
     data = {"suite": args.suite, "model": engine.info.name, "backend": engine.info.backend,
-            "pairs": args.plain_duel, "duels": [d.to_json() for d in duels], "overall": overall(duels).to_json()}
+            "pairs": args.plain_duel, "duels": [d.to_json() for d in duels], "overall": total.to_json()}
     if args.out:
         Path(args.out).write_text(json.dumps(data, indent=1))
-    print(json.dumps(data, indent=1) if args.json else format_duels(duels))
+    print(json.dumps(data, indent=1) if args.json else format_duels(duels, total))
     return 0

@@ -31,10 +31,7 @@ def format_table(results: list[RunResult]) -> str:
     for r in results:
         acc = " ".join(f"{a:.2f}" for a in r.accept_by_pos[:8])
         vs = f"{r.vs_peer_plain:.2f}x" if r.vs_peer_plain is not None else "-"
-        peer = r.config.startswith(PEER_PREFIX)  # a llama-server reply: set beside tau plain's
-        same = "" if r.same_as_plain is None else (
-            ("  =tau plain" if peer else "  =plain") if r.same_as_plain
-            else (f"  parts from tau plain@{r.first_divergence}" if peer else f"  differs@{r.first_divergence}"))
+        same = _greedy_label(r)
         if r.divergence_gap is not None:
             same += f" (top-2 gap {r.divergence_gap:.2f})"
         if r.drift is not None:
@@ -144,3 +141,12 @@ def _reply(same: bool | None, parts_at: int | None) -> str:
     if same is None:
         return "-"
     return "same as tau's" if same else f"parts at {parts_at}"
+
+
+def _greedy_label(r: RunResult) -> str:
+    """A greedy run beside plain's reply (a llama-server run: beside tau plain's), or nothing."""
+    if r.same_as_plain is None:
+        return ""
+    if r.config.startswith(PEER_PREFIX):
+        return "  =tau plain" if r.same_as_plain else f"  parts from tau plain@{r.first_divergence}"
+    return "  =plain" if r.same_as_plain else f"  differs@{r.first_divergence}"

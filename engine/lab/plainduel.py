@@ -99,13 +99,14 @@ class Overall:
 
 def overall(duels: Sequence[Duel], draws: int = 4000, seed: int = 0) -> Overall:
     """One figure for the run: each pair is one comparison seconds apart, so the pairs resample as units."""
-    logs = [math.log(p.ratio) for d in duels for p in d.pairs if p.ratio > 0]
+    ratios = [p.ratio for d in duels for p in d.pairs if p.ratio > 0]
+    logs = [math.log(r) for r in ratios]
     if not logs:
         return Overall(0, 0.0, 0.0, 0.0, 0)
     rng = random.Random(seed)
     means = sorted(statistics.fmean(rng.choices(logs, k=len(logs))) for _ in range(draws))
     return Overall(len(logs), math.exp(statistics.fmean(logs)), math.exp(means[int(0.025 * draws)]),
-                   math.exp(means[int(0.975 * draws) - 1]), sum(v >= math.log(AT_LEAST) for v in logs))
+                   math.exp(means[int(0.975 * draws) - 1]), sum(r >= AT_LEAST for r in ratios))
 
 
 def plain_duel(engine, binary: Path, workloads: Sequence[Workload], modes: Sequence[str], pairs: int,
@@ -150,7 +151,8 @@ def _pairs(engine, srv: LlamaServer, wl: Workload, mode: str, pairs: int,
     return tuple(got)
 
 
-def format_duels(duels: Sequence[Duel]) -> str:
+def format_duels(duels: Sequence[Duel], total: Overall | None = None) -> str:
+    """The table, and the line over all pairs (``total``: ``overall(duels)`` computed already)."""
     lines = [
         "| workload | mode | tokens a run | pairs | tau plain tok/s | llama plain tok/s | pooled | median pair "
         f"| pairs range | pairs at {AT_LEAST}x or more |",
@@ -161,7 +163,7 @@ def format_duels(duels: Sequence[Duel]) -> str:
         lines.append(f"| {d.workload} | {d.mode} | {d.max_tokens} | {len(d.pairs)} | {d.tau_tok_s:.1f} | "
                      f"{d.llama_tok_s:.1f} | {d.pooled:.2f}x | {d.median:.2f}x | {min(ratios):.2f}-{max(ratios):.2f}x "
                      f"| {d.at_least()} of {len(d.pairs)} |")
-    o = overall(duels)
+    o = total or overall(duels)
     lines.append(f"\nall {o.pairs} pairs: geometric mean {o.geomean:.3f}x (95% bootstrap interval {o.low:.3f}-{o.high:.3f}x), "
                  f"{o.at_least} at {AT_LEAST}x or more")
     return "\n".join(lines)
