@@ -157,4 +157,5 @@ SUITES: dict[str, tuple[Workload, ...]] = {
     "heldout41": _heldout(41),  # written at the start of the 42nd round, before its first run
     "heldout42": _heldout(42),  # written at the start of the 43rd round, before its first run
     "heldout43": _heldout(43),  # written at the start of the 44th round, before its first run
+    "heldout44": _heldout(44),  # written at the start of the 45th round, before its first run
 }
