@@ -70,6 +70,12 @@ class Duel:
     def at_least(self, bar: float = AT_LEAST) -> int:
         return sum(p.ratio >= bar for p in self.pairs)
 
+    @classmethod
+    def from_json(cls, d: dict) -> Duel:
+        pairs = tuple(DuelPair(int(p["tau_tokens"]), float(p["tau_s"]), int(p["llama_tokens"]), float(p["llama_s"]),
+                               bool(p["tau_first"])) for p in d["pairs"])
+        return cls(str(d["workload"]), str(d["mode"]), int(d["max_tokens"]), pairs)
+
     def to_json(self) -> dict:
         return {
             "workload": self.workload, "mode": self.mode, "max_tokens": self.max_tokens,
@@ -167,3 +173,62 @@ def format_duels(duels: Sequence[Duel], total: Overall | None = None) -> str:
     lines.append(f"\nall {o.pairs} pairs: geometric mean {o.geomean:.3f}x (95% bootstrap interval {o.low:.3f}-{o.high:.3f}x), "
                  f"{o.at_least} at {AT_LEAST}x or more")
     return "\n".join(lines)
+
+
+def load_duels(paths: Sequence[Path]) -> list[Duel]:
+    """The duels saved by ``tau bench --plain-duel --out F.json``, every file's in order."""
+    import json
+
+    out: list[Duel] = []
+    for path in paths:
+        try:
+            data = json.loads(Path(path).read_text())
+            out += [Duel.from_json(d) for d in data["duels"]]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise ValueError(f"{path}: not a saved plain duel ({type(e).__name__}: {e})") from None
+    return out
+
+
+def family(workload: str) -> str:
+    """A workload's name without its set: ``heldout44-new-code`` -> ``new-code``."""
+    head, sep, rest = workload.partition("-")
+    return rest if sep and head.startswith("heldout") else workload
+
+
+def pooled_report(duels: Sequence[Duel]) -> str:
+    """Every pair of several saved duels as one figure, then by workload family and mode."""
+    groups: dict[tuple[str, str], list[Duel]] = {}
+    for d in duels:
+        groups.setdefault((family(d.workload), d.mode), []).append(d)
+    lines = ["| workload | mode | pairs | geometric mean | 95% bootstrap interval | pairs at "
+             f"{AT_LEAST}x or more |", "|---|---|---|---|---|---|"]
+    for (fam, mode), ds in sorted(groups.items()):
+        o = overall(ds)
+        lines.append(f"| {fam} | {mode} | {o.pairs} | {o.geomean:.3f}x | {o.low:.3f}-{o.high:.3f}x | {o.at_least} |")
+    o = overall(duels)
+    lines.append(f"| all | | {o.pairs} | {o.geomean:.3f}x | {o.low:.3f}-{o.high:.3f}x | {o.at_least} |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m engine.lab.plainduel F.json [F.json ...]``: saved duels pooled into one figure."""
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(prog="python -m engine.lab.plainduel", description=main.__doc__)
+    ap.add_argument("files", nargs="+", type=Path)
+    args = ap.parse_args(argv)
+    try:
+        duels = load_duels(args.files)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if not any(d.pairs for d in duels):
+        print("error: no pairs in these files", file=sys.stderr)
+        return 2
+    print(pooled_report(duels))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

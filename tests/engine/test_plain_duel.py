@@ -85,3 +85,27 @@ def test_the_overall_figure_is_the_pairs_geometric_mean_with_a_bootstrap_interva
     same = pd.overall([_duel(0.97, 0.97, 0.97)])
     assert (same.low, same.geomean, same.high) == pytest.approx((0.97, 0.97, 0.97)) and same.at_least == 0
     assert "all 3 pairs: geometric mean 0.970x" in pd.format_duels([_duel(0.97, 0.97, 0.97)])
+
+
+def test_saved_duels_pool_across_files_into_one_figure_and_one_per_family(tmp_path, capsys) -> None:
+    a = {"duels": [{**_duel(0.9, 1.0).to_json(), "workload": "heldout42-new-code"}]}
+    b = {"duels": [{**_duel(1.1, 1.1).to_json(), "workload": "heldout44-new-code"},
+                   {**_duel(0.5).to_json(), "workload": "heldout44-python"}]}
+    (tmp_path / "a.json").write_text(json.dumps(a))
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    duels = pd.load_duels([tmp_path / "a.json", tmp_path / "b.json"])
+    assert [len(d.pairs) for d in duels] == [2, 2, 1]
+    assert [p.ratio for p in duels[0].pairs] == pytest.approx([0.9, 1.0], rel=1e-3)
+    assert pd.main([str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 0
+    out = capsys.readouterr().out
+    geo_new = (0.9 * 1.0 * 1.1 * 1.1) ** 0.25  # both sets' new code in one row
+    assert f"| new-code | greedy | 4 | {geo_new:.3f}x |" in out
+    assert "| python | greedy | 1 | 0.500x |" in out
+    assert f"| all | | 5 | {(0.9 * 1.0 * 1.1 * 1.1 * 0.5) ** 0.2:.3f}x |" in out
+
+
+def test_pooling_a_file_that_is_not_a_saved_duel_is_one_line(tmp_path, capsys) -> None:
+    (tmp_path / "bench.json").write_text(json.dumps({"results": []}))
+    assert pd.main([str(tmp_path / "bench.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "bench.json: not a saved plain duel" in err and "\n" not in err
