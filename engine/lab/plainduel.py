@@ -10,9 +10,12 @@ favours neither side. A warm-up run on each side is not counted.
 
 from __future__ import annotations
 
+import argparse
+import json
 import math
 import random
 import statistics
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -177,8 +180,6 @@ def format_duels(duels: Sequence[Duel], total: Overall | None = None) -> str:
 
 def load_duels(paths: Sequence[Path]) -> list[Duel]:
     """The duels saved by ``tau bench --plain-duel --out F.json``, every file's in order."""
-    import json
-
     out: list[Duel] = []
     for path in paths:
         try:
@@ -202,19 +203,13 @@ def pooled_report(duels: Sequence[Duel]) -> str:
         groups.setdefault((family(d.workload), d.mode), []).append(d)
     lines = ["| workload | mode | pairs | geometric mean | 95% bootstrap interval | pairs at "
              f"{AT_LEAST}x or more |", "|---|---|---|---|---|---|"]
-    for (fam, mode), ds in sorted(groups.items()):
-        o = overall(ds)
-        lines.append(f"| {fam} | {mode} | {o.pairs} | {o.geomean:.3f}x | {o.low:.3f}-{o.high:.3f}x | {o.at_least} |")
-    o = overall(duels)
-    lines.append(f"| all | | {o.pairs} | {o.geomean:.3f}x | {o.low:.3f}-{o.high:.3f}x | {o.at_least} |")
+    rows = [(f"{fam} | {mode}", overall(ds)) for (fam, mode), ds in sorted(groups.items())] + [("all |", overall(duels))]
+    lines += [f"| {cells} | {o.pairs} | {o.geomean:.3f}x | {o.low:.3f}-{o.high:.3f}x | {o.at_least} |" for cells, o in rows]
     return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m engine.lab.plainduel F.json [F.json ...]``: saved duels pooled into one figure."""
-    import argparse
-    import sys
-
     ap = argparse.ArgumentParser(prog="python -m engine.lab.plainduel", description=main.__doc__)
     ap.add_argument("files", nargs="+", type=Path)
     args = ap.parse_args(argv)

@@ -15,15 +15,12 @@ import statistics
 import time
 
 from engine.backend import Context, Model
+from engine.chat_template import render_jinja
+from engine.lab.bench import GREEDY
 from engine.lab.benchdata.workloads import SUITES
 from engine.modelpack import default_target_path
 from engine.sampling import Sampler
 from engine.types import SamplingParams
-
-
-def chatml(messages) -> str:
-    """Qwen's template for plain messages (the default models' family)."""
-    return "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages) + "<|im_start|>assistant\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,11 +31,13 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     model = Model(str(default_target_path()), gpu_layers=0, extra_buffers=args.repacked)
     ctx = Context(model, n_ctx=4096, threads=2, flash_attn=False)
+    template = model.chat_template() or ""
     print("| workload | mode | sampler median (us) | sampler p90 (us) | step median (ms) |\n|---|---|---|---|---|")
     for suite in args.suites.split(","):
         for wl in SUITES[suite]:
-            toks = model.tokenize(chatml(wl.turns[0]), add_special=False, parse_special=True)
-            for params in (SamplingParams(temperature=0.6, top_p=0.95, seed=1), SamplingParams(temperature=0.0)):
+            prompt = render_jinja(template, list(wl.turns[0]), None, True)  # the model's own template
+            toks = model.tokenize(prompt, add_special=False, parse_special=True)
+            for params in (SamplingParams(temperature=0.6, top_p=0.95, seed=1), GREEDY):
                 ctx.clear()
                 rows = ctx.decode(toks, 0, all_logits=False)
                 sampler, hist, pos = Sampler(params), list(toks), len(toks)
