@@ -3,8 +3,8 @@
     python -m engine.lab.samplecost [--suites heldout42,heldout44] [--tokens 120]
 
 A plain decode of each workload's first turn on tau's backend context (the calibrated CPU layout's
-weights, 2 threads), greedy and sampled (T 0.6, top-p 0.95), with ``Sampler.argmax`` /
-``Sampler.distribution`` plus the draw timed apart from ``Context.decode``: whether tau's plain decode
+weights, 2 threads), greedy and sampled (T 0.6, top-p 0.95), with ``Sampler.sample`` (the argmax, or
+the distribution and its draw) timed apart from ``Context.decode``: whether tau's plain decode
 could trail llama-server's by its host-side sampling on some workloads and not others.
 """
 
@@ -46,11 +46,7 @@ def main(argv: list[str] | None = None) -> int:
                 for _ in range(args.tokens):
                     assert rows is not None
                     t0 = time.perf_counter()
-                    if params.greedy:
-                        tok = sampler.argmax(rows[-1], hist)
-                    else:
-                        ids, p = sampler.distribution(rows[-1], hist)
-                        tok = int(ids[sampler.rng.choice(len(ids), p=p)])
+                    tok = sampler.sample(rows[-1], hist)  # what the plain loop calls: argmax, or p and its draw
                     t1 = time.perf_counter()
                     hist.append(tok)
                     rows = ctx.decode([tok], pos, all_logits=False)
